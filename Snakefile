@@ -1,0 +1,18 @@
+# planaudit: the only entry point. Rules live in workflow/rules/; each is a thin
+# shell over the `planaudit` command.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/suite.smk"
+
+
+rule all:
+    input:
+        SUMMARY,
+    default_target: True

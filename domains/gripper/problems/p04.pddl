@@ -1,0 +1,23 @@
+;; Four balls from rooma to roomb: the two-balls-per-trip pattern
+;; repeated twice, with a return trip in between.
+(define (problem gripper-p04)
+  (:domain gripper)
+  (:objects
+    rooma roomb - room
+    ball1 ball2 ball3 ball4 - ball
+    left right - gripper)
+  (:init
+    (at-robby rooma)
+    (free left)
+    (free right)
+    (at ball1 rooma)
+    (at ball2 rooma)
+    (at ball3 rooma)
+    (at ball4 rooma)
+    (= (total-cost) 0))
+  (:goal (and
+    (at ball1 roomb)
+    (at ball2 roomb)
+    (at ball3 roomb)
+    (at ball4 roomb)))
+  (:metric minimize (total-cost)))

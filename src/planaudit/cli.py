@@ -1,0 +1,228 @@
+"""The `planaudit` command. Each subcommand parses arguments and calls the library.
+
+Exit codes: 0 success (a valid plan, a checked certificate), 1 a negative verdict
+(an invalid plan, a rejected certificate), 2 bad input, named by file and line.
+Heavy imports (unified-planning, snakemake) happen inside the subcommands that
+need them, so that `validate` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from planaudit.formal.sexpr import PDDLError
+
+EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
+
+
+class InputError(Exception):
+    """Bad input outside PDDL (a records file, a config): the message names it."""
+
+
+def _dump(obj) -> str:
+    return json.dumps(obj, sort_keys=False)
+
+
+# -- validate -------------------------------------------------------------------------
+
+
+def _describe_verdict(v) -> str:
+    if v.valid:
+        return f"valid: {v.length} steps, cost {v.to_json()['cost']}"
+    f = v.failure
+    where = "goal" if f.kind == "goal" else f"step {f.step} {f.action}"
+    text = f"invalid ({f.kind}) at {where}: {f.detail}"
+    if f.unsatisfied:
+        text += "\n  unsatisfied: " + " ".join(f.unsatisfied)
+    return text
+
+
+def cmd_validate(args) -> int:
+    from planaudit.formal import load_task, parse_plan, validate
+    from planaudit.formal.sexpr import read_file
+
+    if args.batch:
+        return _validate_batch(Path(args.batch), args.out)
+    if not (args.domain and args.problem and args.plan):
+        raise InputError("validate needs DOMAIN PROBLEM PLAN, or --batch RECORDS.jsonl")
+    task = load_task(args.domain, args.problem)
+    verdict = validate(task, parse_plan(read_file(args.plan)))
+    print(_dump(verdict.to_json()) if args.json else _describe_verdict(verdict))
+    return EXIT_OK if verdict.valid else EXIT_NEGATIVE
+
+
+def _validate_batch(records: Path, out: str | None) -> int:
+    """One verdict a line, in order; each distinct domain and problem parsed once."""
+    from planaudit.formal import Task, parse_plan, validate
+    from planaudit.formal.load import domain_at
+    from planaudit.formal.sexpr import read_file
+    from planaudit.formal.syntax import load_problem
+
+    if not records.is_file():
+        raise InputError(f"{records}: no such records file")
+    base = records.parent
+    tasks: dict[tuple[str, str], Task | PDDLError] = {}
+    errors = 0
+    sink = open(out, "w") if out else sys.stdout  # noqa: SIM115 - closed below
+    try:
+        with records.open() as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                    dpath, ppath = rec["domain"], rec["problem"]
+                    plan = rec["plan"] if "plan" in rec else read_file(base / rec["plan_file"])
+                except PDDLError as e:
+                    errors += 1
+                    sink.write(_dump({"line": n, "error": str(e)}) + "\n")
+                    continue
+                except (json.JSONDecodeError, KeyError, TypeError) as e:
+                    errors += 1
+                    msg = (f"{records}:{n}: bad record ({type(e).__name__}: {e}); "
+                           "needs domain, problem and plan (or plan_file)")
+                    sink.write(_dump({"line": n, "error": msg}) + "\n")
+                    continue
+                key = (dpath, ppath)
+                task = tasks.get(key)
+                if task is None:
+                    try:
+                        dom = domain_at(base / dpath)
+                        task = Task(dom, load_problem(base / ppath, dom))
+                    except PDDLError as e:
+                        task = e
+                    tasks[key] = task
+                if isinstance(task, PDDLError):
+                    errors += 1
+                    sink.write(_dump({"line": n, "error": str(task)}) + "\n")
+                    continue
+                verdict = validate(task, parse_plan(plan))
+                sink.write(_dump({"line": n, **verdict.to_json()}) + "\n")
+    finally:
+        if out:
+            sink.close()
+    if errors:
+        print(f"planaudit validate: {errors} record(s) could not be validated "
+              f"(see their 'error' lines)", file=sys.stderr)
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+# -- solve and certificates -----------------------------------------------------------
+
+
+def cmd_solve(args) -> int:
+    from planaudit.formal.truth import Limits, solve
+
+    limits = Limits(bfs_states=args.state_limit, astar_seconds=args.astar_seconds,
+                    external_seconds=args.external_seconds, external=not args.no_external)
+    record = solve(args.domain, args.problem, limits)
+    cert = record.pop("certificate_data", None)
+    if args.certificate and cert is not None:
+        Path(args.certificate).write_text(json.dumps(cert, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(record, indent=2))
+    else:
+        if record["solvable"] is None:
+            print("undecided: no method finished" if not record["methods"] else
+                  "undecided or methods disagree")
+        elif record["solvable"]:
+            print(f"solvable: optimal length {record['optimal_length']}, "
+                  f"cost {record['optimal_cost']}")
+            print("\n".join(record["plan"] or []))
+        else:
+            print(f"unsolvable (certificate: {record['certificate']})")
+        for name, m in record["methods"].items():
+            print(f"  {name}: {m['method']} {m['status']} length={m['length']} "
+                  f"states={m['states']} {m['seconds']}s {m.get('detail', '')}".rstrip())
+        if not record["agree"]:
+            print("  METHODS DISAGREE")
+    return EXIT_OK if record["agree"] else EXIT_NEGATIVE
+
+
+def cmd_certify_check(args) -> int:
+    from planaudit.formal import load_task
+    from planaudit.formal.certificate import CertificateError, check
+
+    task = load_task(args.domain, args.problem)
+    try:
+        cert = json.loads(Path(args.certificate).read_text())
+    except FileNotFoundError:
+        raise InputError(f"{args.certificate}: no such file") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{args.certificate}:{e.lineno}: not JSON ({e.msg})") from None
+    try:
+        check(task, args.domain, args.problem, cert)
+    except CertificateError as e:
+        print(f"rejected: {e}")
+        return EXIT_NEGATIVE
+    print(f"certificate checks: {cert['kind']} proves the task unsolvable")
+    return EXIT_OK
+
+
+# -- suite --------------------------------------------------------------------------
+
+
+def cmd_suite(args) -> int:
+    from planaudit.suite import commands
+
+    return commands.run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="planaudit", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    v = sub.add_parser("validate", help="validate a plan file against a domain and problem")
+    v.add_argument("domain", nargs="?")
+    v.add_argument("problem", nargs="?")
+    v.add_argument("plan", nargs="?")
+    v.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    v.add_argument("--batch", metavar="RECORDS.jsonl",
+                   help="records {domain, problem, plan} (or plan_file), paths relative "
+                        "to the records file")
+    v.add_argument("--out", help="with --batch: write verdicts here instead of stdout")
+    v.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("solve", help="prove solvability and the optimal plan length")
+    s.add_argument("domain")
+    s.add_argument("problem")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--state-limit", type=int, default=2_000_000,
+                   help="breadth-first search gives way to A* past this many states")
+    s.add_argument("--astar-seconds", type=float, default=300.0)
+    s.add_argument("--external-seconds", type=float, default=600.0)
+    s.add_argument("--no-external", action="store_true",
+                   help="skip Fast Downward / ENHSP (own search only)")
+    s.add_argument("--certificate", metavar="FILE",
+                   help="write the unsolvability certificate here")
+    s.set_defaults(func=cmd_solve)
+
+    c = sub.add_parser("certify-check", help="check an unsolvability certificate")
+    c.add_argument("domain")
+    c.add_argument("problem")
+    c.add_argument("certificate")
+    c.set_defaults(func=cmd_certify_check)
+
+    from planaudit.suite.commands import add_parser as add_suite
+
+    add_suite(sub, cmd_suite)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (PDDLError, InputError) as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

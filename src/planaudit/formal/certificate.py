@@ -1,0 +1,163 @@
+"""Unsolvability certificates: made by search, checked without it.
+
+Two kinds, the cheaper tried first:
+
+- `relaxed-reachability`: a set R of atoms that holds the initial state and is
+  closed under every action with deletes ignored (an action whose positive
+  preconditions lie in R adds only atoms of R), yet the goal cannot hold within
+  R. Negative and numeric conditions are taken as satisfiable, so the argument
+  over-approximates what any plan can reach.
+- `reachable-states`: a set S of states that holds the initial state, is closed
+  under every applicable action, and holds no goal state.
+
+The checker grounds every action over every type-correct binding of objects;
+it shares the semantics (`task.py`) with the search but not its grounding
+shortcuts or its search. Certificates carry the SHA-256 of the files they speak
+about, so one cannot be checked against another task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from itertools import product
+from pathlib import Path
+
+from planaudit.formal.ground import Task
+from planaudit.formal.syntax import parse
+from planaudit.formal.task import Operator, State
+
+RELAXED = "relaxed-reachability"
+STATES = "reachable-states"
+
+
+def sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def relaxed_closure(task: Task) -> int:
+    """The atoms reachable from the initial state when deletes are ignored."""
+    reached = task.init[0]
+    ops = task.all_operators()
+    changed = True
+    while changed:
+        changed = False
+        for op in ops:
+            if reached & op.pre_pos == op.pre_pos:
+                new = reached | op.add
+                for eff in op.conditional:
+                    new |= eff.add
+                if new != reached:
+                    reached, changed = new, True
+    return reached
+
+
+def relaxed_possible(f: tuple, reached: int) -> bool:
+    """Whether `f` might hold in some state whose true atoms lie within `reached`."""
+    tag = f[0]
+    if tag == "atom":
+        return bool(reached >> f[1] & 1)
+    if tag == "and":
+        return all(relaxed_possible(g, reached) for g in f[1])
+    if tag == "or":
+        return any(relaxed_possible(g, reached) for g in f[1])
+    return tag != "false"  # negations and numeric conditions: assumed satisfiable
+
+
+def _atom_names(task: Task, bits: int) -> list[str]:
+    return sorted(task.facts((bits, ()))) if bits else []
+
+
+def make(task: Task, domain_path, problem_path, closed: set | None) -> dict | None:
+    """A certificate of unsolvability for `task`, or None if neither kind is at hand."""
+    header = {"domain_sha256": sha256(domain_path), "problem_sha256": sha256(problem_path)}
+    reached = relaxed_closure(task)
+    if not relaxed_possible(task.goal, reached):
+        return {"kind": RELAXED, **header, "atoms": _atom_names(task, reached)}
+    if closed is not None:
+        states = sorted(sorted(task.facts(s)) for s in closed)
+        return {"kind": STATES, **header, "states": states}
+    return None
+
+
+def _parse_fact(task: Task, text: str, state_bits: int, nums: list) -> int:
+    expr = parse(text)
+    if len(expr) != 1 or not isinstance(expr[0], list) or not expr[0]:
+        raise CertificateError(f"bad fact {text!r}")
+    e = expr[0]
+    if e[0] == "=" and len(e) == 3 and isinstance(e[1], list):
+        i = task.fluent(e[1][0], tuple(e[1][1:]))
+        nums.extend([None] * (i + 1 - len(nums)))
+        nums[i] = float(e[2])
+        return state_bits
+    if not all(isinstance(x, str) for x in e):
+        raise CertificateError(f"bad fact {text!r}")
+    if e[0] not in task.domain.predicates:
+        raise CertificateError(f"unknown predicate in {text!r}")
+    return state_bits | 1 << task.atom(e[0], tuple(e[1:]))
+
+
+def _state(task: Task, facts: list[str]) -> State:
+    bits, nums = 0, []
+    for f in facts:
+        bits = _parse_fact(task, f, bits, nums)
+    while nums and nums[-1] is None:
+        nums.pop()
+    return (bits, tuple(nums))
+
+
+class CertificateError(ValueError):
+    """The certificate does not prove what it claims; the message says why."""
+
+
+def every_operator(task: Task):
+    """Every ground action over every type-correct binding (no pruning at all)."""
+    for schema in task.domain.actions.values():
+        pools = [task.objects_of(ts) for _, ts in schema.params]
+        for args in product(*pools):
+            yield task.operator(schema.name, tuple(args))
+
+
+def _normal(state: State) -> State:
+    bits, nums = state
+    nums = list(nums)
+    while nums and nums[-1] is None:
+        nums.pop()
+    return (bits, tuple(nums))
+
+
+def check(task: Task, domain_path, problem_path, cert: dict) -> None:
+    """Raise CertificateError unless `cert` proves that `task` is unsolvable."""
+    for key, path in (("domain_sha256", domain_path), ("problem_sha256", problem_path)):
+        if cert.get(key) != sha256(path):
+            raise CertificateError(f"{key} does not match {path}")
+    kind = cert.get("kind")
+    ops: list[Operator] = list(every_operator(task))
+    if kind == RELAXED:
+        reached = 0
+        for text in cert.get("atoms", []):
+            reached = _parse_fact(task, text, reached, [])
+        if task.init[0] & ~reached:
+            raise CertificateError("an initial atom is missing from the certificate")
+        for op in ops:
+            if reached & op.pre_pos == op.pre_pos:
+                adds = op.add
+                for eff in op.conditional:
+                    adds |= eff.add
+                if adds & ~reached:
+                    missing = _atom_names(task, adds & ~reached)[0]
+                    raise CertificateError(f"not closed: {op.name} adds {missing}")
+        if relaxed_possible(task.goal, reached):
+            raise CertificateError("the goal may hold within the certified atoms")
+        return
+    if kind == STATES:
+        states = {_state(task, facts) for facts in cert.get("states", [])}
+        if _normal(task.init) not in states:
+            raise CertificateError("the initial state is missing from the certificate")
+        for s in states:
+            if task.goal_holds(s):
+                raise CertificateError(f"a certified state satisfies the goal: {sorted(task.facts(s))}")
+            for op in ops:
+                if op.applicable(s) and _normal(op.apply(s)) not in states:
+                    raise CertificateError(f"not closed: {op.name} leads out of the set")
+        return
+    raise CertificateError(f"unknown certificate kind {kind!r}")

@@ -1,0 +1,75 @@
+"""Independent witnesses: Fast Downward and ENHSP through unified-planning.
+
+Fast Downward's `astar(lmcut())` (the `fast-downward-opt` engine) proves
+optimal cost and unsolvability for classical tasks; ENHSP's optimal search
+(`enhsp-opt`) does so for numeric ones. unified-planning reads the PDDL itself,
+so a witness shares neither our parser nor our grounding.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+_EXPANDED = re.compile(r"expanded\s+(\d+)\s+state|expanded nodes\s*:\s*(\d+)", re.I)
+
+
+@dataclass
+class ExternalResult:
+    engine: str
+    status: str  # "solved", "unsolvable", "limit" or "error"
+    plan: list[str] | None = None  # "(action arg ...)", lower-cased
+    expanded: int | None = None
+    seconds: float = 0.0
+    detail: str = ""
+
+    @property
+    def length(self) -> int | None:
+        return None if self.plan is None else len(self.plan)
+
+
+def _expanded(logs) -> int | None:
+    found = None
+    for msg in logs or []:
+        for m in _EXPANDED.finditer(msg.message):
+            found = int(m.group(1) or m.group(2))
+    return found
+
+
+def solve_external(domain_path: str, problem_path: str, engine: str,
+                   timeout: float = 600.0, search: str | None = None) -> ExternalResult:
+    """Run one UP engine optimally; `search` overrides Fast Downward's search string."""
+    from unified_planning.engines import PlanGenerationResultStatus as S
+    from unified_planning.io import PDDLReader
+    from unified_planning.shortcuts import OneshotPlanner, get_environment
+
+    get_environment().credits_stream = None
+    start = time.perf_counter()
+    try:
+        problem = PDDLReader().parse_problem(domain_path, problem_path)
+    except Exception as e:  # unified-planning raises many kinds on input it rejects
+        return ExternalResult(engine, "error", detail=f"unified-planning could not read: {e}")
+    params = {"fast_downward_search_config": search} if search else {}
+    name = "fast-downward" if search else engine
+    try:
+        with OneshotPlanner(name=name, params=params) as planner:
+            result = planner.solve(problem, timeout=timeout, output_stream=None)
+    except Exception as e:
+        return ExternalResult(engine, "error", seconds=time.perf_counter() - start,
+                              detail=f"{type(e).__name__}: {e}")
+    seconds = time.perf_counter() - start
+    expanded = _expanded(result.log_messages)
+    if result.status in (S.SOLVED_OPTIMALLY, S.SOLVED_SATISFICING) and result.plan is not None:
+        plan = [
+            "(" + " ".join([a.action.name, *(str(p) for p in a.actual_parameters)]).lower() + ")"
+            for a in result.plan.actions
+        ]
+        return ExternalResult(engine, "solved", plan, expanded, seconds)
+    if result.status == S.UNSOLVABLE_PROVEN:
+        return ExternalResult(engine, "unsolvable", None, expanded, seconds)
+    if result.status == S.TIMEOUT:
+        return ExternalResult(engine, "limit", None, expanded, seconds, "timeout")
+    if result.status == S.MEMOUT:
+        return ExternalResult(engine, "limit", None, expanded, seconds, "out of memory")
+    return ExternalResult(engine, "error", None, expanded, seconds, f"status {result.status.name}")

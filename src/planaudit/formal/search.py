@@ -1,0 +1,195 @@
+"""The project's own optimal search: breadth-first, then A* past a state limit.
+
+Breadth-first search over the reachable state space gives optimal plan lengths
+and, when it exhausts the space, a proof of unsolvability (the closed set is the
+certificate). Past `max_states` it gives up and A* with an admissible heuristic
+(`heuristics.py`) takes over; A* minimises cost, which is length on unit-cost
+tasks. Breadth-first search detects duplicates on generation; A* reopens a
+state when it finds a cheaper path, so an inconsistent heuristic is safe.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from planaudit.formal.ground import Task
+from planaudit.formal.task import Operator, State
+
+
+@dataclass
+class SearchResult:
+    status: str  # "solved", "unsolvable" or "limit"
+    method: str
+    plan: list[Operator] | None = None
+    cost: float | None = None
+    expanded: int = 0
+    generated: int = 0  # distinct states seen
+    seconds: float = 0.0
+    closed: set | None = field(default=None, repr=False)  # every reachable state, on exhaustion
+
+    @property
+    def length(self) -> int | None:
+        return None if self.plan is None else len(self.plan)
+
+
+def unit_cost(task: Task, ops: list[Operator]) -> bool:
+    """Whether every operator costs exactly 1 (or the task has no costs at all)."""
+    if not task.has_cost:
+        return True
+    return all(op.cost == ("num", 1.0) for op in ops)
+
+
+def _extract(parent: dict, state, ops: list[Operator]) -> list[Operator]:
+    plan = []
+    while True:
+        entry = parent[state]
+        if entry is None:
+            break
+        state, i = entry
+        plan.append(ops[i])
+    plan.reverse()
+    return plan
+
+
+def breadth_first(task: Task, max_states: int = 2_000_000) -> SearchResult:
+    """Optimal-length plan, or exhaustive proof of unsolvability, within `max_states`."""
+    start = time.perf_counter()
+    ops = task.all_operators()
+    if not task.init[1] and all(op.simple for op in ops):
+        result = _bfs_bits(task, ops, max_states)
+    else:
+        result = _bfs_general(task, ops, max_states)
+    result.seconds = time.perf_counter() - start
+    if result.plan is not None:
+        result.cost = plan_cost(task, result.plan)
+    return result
+
+
+def _bfs_bits(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
+    """STRIPS fast path: a state is one int; an operator is four masks."""
+    compiled = [(op.pre_pos, op.pre_neg, ~op.delete, op.add) for op in ops]
+    gp, gn = task.goal_pos, task.goal_neg
+    rest = task.goal_rest
+    nums = task.init[1]
+
+    def is_goal(s: int) -> bool:
+        return s & gp == gp and not s & gn and (rest is None or task.goal_holds((s, nums)))
+
+    init = task.init[0]
+    parent: dict[int, tuple[int, int] | None] = {init: None}
+    if is_goal(init):
+        return SearchResult("solved", "bfs", [], expanded=0, generated=1)
+    layer = [init]
+    expanded = 0
+    while layer:
+        nxt = []
+        for s in layer:
+            expanded += 1
+            for i, (pp, pn, keep, add) in enumerate(compiled):
+                if s & pp == pp and not s & pn:
+                    t = (s & keep) | add
+                    if t not in parent:
+                        parent[t] = (s, i)
+                        if is_goal(t):
+                            plan = _extract(parent, t, ops)
+                            return SearchResult("solved", "bfs", plan, expanded=expanded,
+                                                generated=len(parent))
+                        nxt.append(t)
+            if len(parent) > max_states:
+                return SearchResult("limit", "bfs", expanded=expanded, generated=len(parent))
+        layer = nxt
+    closed = {(s, nums) for s in parent}
+    return SearchResult("unsolvable", "bfs", expanded=expanded, generated=len(parent),
+                        closed=closed)
+
+
+def _bfs_general(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
+    """Any supported PDDL: numeric fluents, disjunctions, conditional effects."""
+    init = task.init
+    parent: dict[State, tuple[State, int] | None] = {init: None}
+    if task.goal_holds(init):
+        return SearchResult("solved", "bfs", [], expanded=0, generated=1)
+    layer = [init]
+    expanded = 0
+    while layer:
+        nxt = []
+        for s in layer:
+            expanded += 1
+            for i, op in enumerate(ops):
+                if op.applicable(s):
+                    t = op.apply(s)
+                    if t not in parent:
+                        parent[t] = (s, i)
+                        if task.goal_holds(t):
+                            plan = _extract(parent, t, ops)
+                            return SearchResult("solved", "bfs", plan, expanded=expanded,
+                                                generated=len(parent))
+                        nxt.append(t)
+            if len(parent) > max_states:
+                return SearchResult("limit", "bfs", expanded=expanded, generated=len(parent))
+        layer = nxt
+    return SearchResult("unsolvable", "bfs", expanded=expanded, generated=len(parent),
+                        closed=set(parent))
+
+
+def plan_cost(task: Task, plan: list[Operator]) -> float:
+    """The cost of a plan as the validator counts it (its length without costs)."""
+    if not task.has_cost:
+        return float(len(plan))
+    state, cost = task.init, 0.0
+    for op in plan:
+        cost += op.step_cost(state)
+        state = op.apply(state)
+    return cost
+
+
+def astar(task: Task, heuristic: Callable[[State], float], name: str,
+          max_states: int = 5_000_000, max_seconds: float | None = None) -> SearchResult:
+    """A* on cost (length when unit); optimal for an admissible heuristic."""
+    start = time.perf_counter()
+    ops = task.all_operators()
+    unit = unit_cost(task, ops)
+    init = task.init
+    h0 = heuristic(init)
+    parent: dict[State, tuple[State, int] | None] = {init: None}
+    g: dict[State, float] = {init: 0.0}
+    if h0 == float("inf"):
+        return SearchResult("unsolvable", name, expanded=0, generated=1,
+                            seconds=time.perf_counter() - start)
+    heap = [(h0, 0.0, 0, init)]
+    counter = 0
+    expanded = 0
+    while heap:
+        _f, gs, _, s = heapq.heappop(heap)
+        if gs > g[s]:
+            continue  # a stale entry: s was reached more cheaply since
+        if task.goal_holds(s):
+            plan = _extract(parent, s, ops)
+            return SearchResult("solved", name, plan, cost=plan_cost(task, plan),
+                                expanded=expanded, generated=len(g),
+                                seconds=time.perf_counter() - start)
+        expanded += 1
+        if len(g) > max_states or (
+            max_seconds is not None and expanded % 256 == 0
+            and time.perf_counter() - start > max_seconds
+        ):
+            return SearchResult("limit", name, expanded=expanded, generated=len(g),
+                                seconds=time.perf_counter() - start)
+        for i, op in enumerate(ops):
+            if op.applicable(s):
+                t = op.apply(s)
+                gt = gs + (1.0 if unit else op.step_cost(s))
+                if gt >= g.get(t, float("inf")):
+                    continue  # reopening happens when a cheaper path turns up
+                h = heuristic(t)
+                if h == float("inf"):
+                    continue
+                g[t] = gt
+                parent[t] = (s, i)
+                counter += 1
+                heapq.heappush(heap, (gt + h, gt, counter, t))
+    return SearchResult("unsolvable", name, expanded=expanded, generated=len(g),
+                        seconds=time.perf_counter() - start)

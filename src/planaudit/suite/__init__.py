@@ -1,0 +1,1 @@
+"""Domains, tasks, their ground-truth records and the label audit."""
