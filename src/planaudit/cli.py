@@ -66,7 +66,7 @@ def _validate_batch(records: Path, out: str | None) -> int:
     base = records.parent
     tasks: dict[tuple[str, str], Task | PDDLError] = {}
     errors = 0
-    sink = open(out, "w") if out else sys.stdout  # noqa: SIM115 - closed below
+    sink = open(out, "w") if out else sys.stdout
     try:
         with records.open() as fh:
             for n, line in enumerate(fh, 1):

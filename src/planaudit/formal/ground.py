@@ -116,7 +116,7 @@ class Task:
         if tag in ("forall", "exists"):
             names = [p for p, _ in f[1]]
             pools = [self.objects_of(ts) for _, ts in f[1]]
-            parts = [self.compile(f[2], {**b, **dict(zip(names, combo))})
+            parts = [self.compile(f[2], {**b, **dict(zip(names, combo, strict=False))})
                      for combo in product(*pools)]
             return self._combine("and" if tag == "forall" else "or", parts)
         raise ValueError(f"unknown formula {f!r}")
@@ -169,7 +169,7 @@ class Task:
             elif tag == "forall":
                 names = [p for p, _ in e[1]]
                 for combo in product(*(self.objects_of(ts) for _, ts in e[1])):
-                    self._effects(e[2], {**b, **dict(zip(names, combo))}, acc)
+                    self._effects(e[2], {**b, **dict(zip(names, combo, strict=False))}, acc)
 
     # -- operators ---------------------------------------------------------------
 
@@ -186,7 +186,7 @@ class Task:
             raise GroundingError(
                 "wrong-arity",
                 f"'{action}' takes {len(schema.params)} arguments, given {len(args)}")
-        for (var, types), obj in zip(schema.params, args):
+        for (var, types), obj in zip(schema.params, args, strict=False):
             if obj not in self.objects:
                 raise GroundingError("unknown-object", f"no object named '{obj}'")
             if not self.domain.fits(self.objects[obj], types):
@@ -200,7 +200,7 @@ class Task:
 
     def _build(self, action: str, args: tuple[str, ...]) -> Operator:
         schema = self.domain.actions[action]
-        b = {var: obj for (var, _), obj in zip(schema.params, args)}
+        b = {var: obj for (var, _), obj in zip(schema.params, args, strict=False)}
         pre = self.compile(schema.precondition, b)
         pos, neg, rest = split_literals(pre)
         acc: dict = {"add": 0, "del": 0, "assigns": [], "cost": None, "when": []}

@@ -35,9 +35,10 @@ def clean(text: str) -> str:
 
 def line_of_token(text: str, index: int) -> int | None:
     """The 1-based line of the `index`-th token of the cleaned `text`."""
-    for i, m in enumerate(_TOKEN.finditer(clean(text))):
+    cleaned = clean(text)
+    for i, m in enumerate(_TOKEN.finditer(cleaned)):
         if i == index:
-            return text.count("\n", 0, m.start()) + 1
+            return cleaned.count("\n", 0, m.start()) + 1
     return None
 
 
