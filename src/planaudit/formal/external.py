@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 _EXPANDED = re.compile(r"expanded\s+(\d+)\s+state|expanded nodes\s*:\s*(\d+)", re.I)
+_SEARCH_TIME = re.compile(r"search time:\s*([\d.]+)s", re.I)
 
 
 @dataclass
@@ -23,6 +24,7 @@ class ExternalResult:
     expanded: int | None = None
     seconds: float = 0.0
     detail: str = ""
+    search_seconds: float | None = None  # the planner's own search time, where it says
 
     @property
     def length(self) -> int | None:
@@ -34,6 +36,14 @@ def _expanded(logs) -> int | None:
     for msg in logs or []:
         for m in _EXPANDED.finditer(msg.message):
             found = int(m.group(1) or m.group(2))
+    return found
+
+
+def _search_seconds(logs) -> float | None:
+    found = None
+    for msg in logs or []:
+        for m in _SEARCH_TIME.finditer(msg.message):
+            found = float(m.group(1))
     return found
 
 
@@ -60,14 +70,17 @@ def solve_external(domain_path: str, problem_path: str, engine: str,
                               detail=f"{type(e).__name__}: {e}")
     seconds = time.perf_counter() - start
     expanded = _expanded(result.log_messages)
+    search_seconds = _search_seconds(result.log_messages)
     if result.status in (S.SOLVED_OPTIMALLY, S.SOLVED_SATISFICING) and result.plan is not None:
         plan = [
             "(" + " ".join([a.action.name, *(str(p) for p in a.actual_parameters)]).lower() + ")"
             for a in result.plan.actions
         ]
-        return ExternalResult(engine, "solved", plan, expanded, seconds)
+        return ExternalResult(engine, "solved", plan, expanded, seconds,
+                              search_seconds=search_seconds)
     if result.status == S.UNSOLVABLE_PROVEN:
-        return ExternalResult(engine, "unsolvable", None, expanded, seconds)
+        return ExternalResult(engine, "unsolvable", None, expanded, seconds,
+                              search_seconds=search_seconds)
     if result.status == S.TIMEOUT:
         return ExternalResult(engine, "limit", None, expanded, seconds, "timeout")
     if result.status == S.MEMOUT:

@@ -3,7 +3,7 @@
 Breadth-first search over the reachable state space gives optimal plan lengths
 and, when it exhausts the space, a proof of unsolvability (the closed set is the
 certificate). Past `max_states` it gives up and A* with an admissible heuristic
-(`heuristics.py`) takes over; A* minimises cost, which is length on unit-cost
+(LM-cut, `heuristics.py`) takes over; A* minimises cost, which is length on unit-cost
 tasks. Breadth-first search detects duplicates on generation; A* reopens a
 state when it finds a cheaper path, so an inconsistent heuristic is safe.
 """

@@ -1,7 +1,7 @@
 """Ground truth for one task, proven by two independent methods where both finish.
 
 The project's own search (breadth-first up to a state limit, then A* with
-h_max) and an external optimal planner (Fast Downward, or ENHSP for numeric
+LM-cut) and an external optimal planner (Fast Downward, or ENHSP for numeric
 tasks) each decide solvability and the optimal figure; the record says which
 finished and whether they agree. An external plan is re-validated by our
 validator, so a semantic mismatch between the two shows up as disagreement.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from planaudit.formal.certificate import make as make_certificate
 from planaudit.formal.external import ExternalResult, solve_external
 from planaudit.formal.ground import COST_FUNCTION
-from planaudit.formal.heuristics import hmax
+from planaudit.formal.heuristics import lmcut
 from planaudit.formal.load import load_task
 from planaudit.formal.plan import parse_plan
 from planaudit.formal.search import SearchResult, astar, breadth_first, unit_cost
@@ -37,11 +37,11 @@ def external_engine(task) -> str:
 def _own(task, limits: Limits, unit: bool) -> SearchResult:
     """Breadth-first on unit-cost tasks (A* past the limit); A* on cost otherwise."""
     if not unit:
-        return astar(task, hmax(task), "astar-hmax", max_seconds=limits.astar_seconds)
+        return astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds)
     res = breadth_first(task, limits.bfs_states)
     if res.status != "limit":
         return res
-    more = astar(task, hmax(task), "astar-hmax", max_seconds=limits.astar_seconds)
+    more = astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds)
     more.expanded += res.expanded
     return more
 
