@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# rules call `planaudit`; put the environment's commands first on the path
+export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed
 CORES  ?= all
 

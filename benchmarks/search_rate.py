@@ -18,10 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import suite_entries  # noqa: E402
+
 from planaudit.formal.external import solve_external  # noqa: E402
 from planaudit.formal.load import load_task  # noqa: E402
 from planaudit.formal.search import breadth_first  # noqa: E402
-from tests.conftest import suite_entries  # noqa: E402
 
 
 def blind(entry, timeout: float):

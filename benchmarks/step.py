@@ -16,8 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planaudit.formal.load import load_task  # noqa: E402
 from tests.conftest import DATA, suite_entries  # noqa: E402
+
+from planaudit.formal.load import load_task  # noqa: E402
 
 
 def walk(task, steps: int, seed: int) -> tuple[float, int]:

@@ -77,7 +77,7 @@ def main() -> None:
     problems = sorted({(r["domain"], r["problem"]) for r in records})
 
     t_ours, v_ours = ours(records)
-    agree = sum(v == r["val_valid"] for v, r in zip(v_ours, records))
+    agree = sum(v == r["val_valid"] for v, r in zip(v_ours, records, strict=True))
     rate_ours = len(records) / t_ours
     print(f"planaudit validate --batch: {len(records)} plans over {len(problems)} problems "
           f"in {t_ours:.2f} s = {rate_ours:,.0f} plans/s (agrees with VAL on {agree}/{len(records)})")
@@ -89,7 +89,7 @@ def main() -> None:
         sample = [r for r in records if (r["domain"], r["problem"]) in chosen]
     t_up, v_up = unified_planning(sample)
     rate_up = len(sample) / t_up
-    up_agree = sum(v == r["val_valid"] for v, r in zip(v_up, sample))
+    up_agree = sum(v == r["val_valid"] for v, r in zip(v_up, sample, strict=True))
     n_problems = len({(r["domain"], r["problem"]) for r in sample})
     print(f"unified-planning (PDDLReader per problem + SequentialPlanValidator per plan): "
           f"{len(sample)} plans over {n_problems} problems in {t_up:.2f} s = "

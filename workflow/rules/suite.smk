@@ -1,5 +1,4 @@
 # Suite: prove every task's ground truth by two methods and audit its label.
-TRUTH = config["truth"]
 
 
 rule truth:
@@ -10,17 +9,21 @@ rule truth:
     output:
         truth=f"{RESULTS}/suite/{{domain}}/{{task}}/truth.json",
     params:
-        outdir=lambda wc: f"{RESULTS}/suite/{wc.domain}/{wc.task}",
-        external="" if TRUTH["external"] else "--no-external",
+        root=lambda wc, input: Path(input.listing).parent.parent,
+        outdir=lambda wc, output: Path(output.truth).parent,
+        limits=(
+            f"--bfs-states {config['truth']['bfs_states']} "
+            f"--astar-seconds {config['truth']['astar_seconds']} "
+            f"--external-seconds {config['truth']['external_seconds']}"
+            + ("" if config["truth"]["external"] else " --no-external")
+        ),
     log:
         f"{RESULTS}/logs/suite/{{domain}}/{{task}}.log",
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit suite truth --root {DOMAIN_ROOT} --domain {wildcards.domain} "
-        "--task {wildcards.task} --outdir {params.outdir} "
-        "--bfs-states {TRUTH[bfs_states]} --astar-seconds {TRUTH[astar_seconds]} "
-        "--external-seconds {TRUTH[external_seconds]} {params.external} 2> {log}"
+        "planaudit suite truth --root {params.root} --domain {wildcards.domain} "
+        "--task {wildcards.task} --outdir {params.outdir} {params.limits} 2> {log}"
 
 
 rule summary:
@@ -28,15 +31,12 @@ rule summary:
         TRUTHS,
     output:
         SUMMARY,
-    params:
-        domains=" ".join(DOMAINS),
     log:
         f"{RESULTS}/logs/suite/summary.log",
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit suite summary --root {DOMAIN_ROOT} --domains {params.domains} "
-        "--results {RESULTS}/suite --out {output} 2> {log}"
+        "planaudit suite summary --out {output} {input} 2> {log}"
 
 
 rule suite:

@@ -5,8 +5,9 @@ Two kinds, the cheaper tried first:
 - `relaxed-reachability`: a set R of atoms that holds the initial state and is
   closed under every action with deletes ignored (an action whose positive
   preconditions lie in R adds only atoms of R), yet the goal cannot hold within
-  R. Negative and numeric conditions are taken as satisfiable, so the argument
-  over-approximates what any plan can reach.
+  R. A negative condition is taken as satisfiable unless its atom is initially
+  true and no action ever deletes it; numeric conditions are always taken as
+  satisfiable. So the argument over-approximates what any plan can reach.
 - `reachable-states`: a set S of states that holds the initial state, is closed
   under every applicable action, and holds no goal state.
 
@@ -34,15 +35,32 @@ def sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def permanent_atoms(task: Task, ops) -> int:
+    """Atoms true initially that no operator in `ops` ever deletes."""
+    deletable = 0
+    for op in ops:
+        deletable |= op.delete
+        for eff in op.conditional:
+            deletable |= eff.delete
+    return task.init[0] & ~deletable
+
+
+def relaxed_applicable(op: Operator, reached: int, permanent: int) -> bool:
+    if reached & op.pre_pos != op.pre_pos or op.pre_neg & permanent:
+        return False
+    return op.pre_rest is None or relaxed_possible(op.pre_rest, reached, permanent)
+
+
 def relaxed_closure(task: Task) -> int:
     """The atoms reachable from the initial state when deletes are ignored."""
-    reached = task.init[0]
     ops = task.all_operators()
+    permanent = permanent_atoms(task, every_operator(task))
+    reached = task.init[0]
     changed = True
     while changed:
         changed = False
         for op in ops:
-            if reached & op.pre_pos == op.pre_pos:
+            if relaxed_applicable(op, reached, permanent):
                 new = reached | op.add
                 for eff in op.conditional:
                     new |= eff.add
@@ -51,16 +69,19 @@ def relaxed_closure(task: Task) -> int:
     return reached
 
 
-def relaxed_possible(f: tuple, reached: int) -> bool:
-    """Whether `f` might hold in some state whose true atoms lie within `reached`."""
+def relaxed_possible(f: tuple, reached: int, permanent: int) -> bool:
+    """Whether `f` might hold in a state whose atoms lie within `reached` and
+    include every `permanent` atom."""
     tag = f[0]
     if tag == "atom":
         return bool(reached >> f[1] & 1)
+    if tag == "not" and f[1][0] == "atom":
+        return not permanent >> f[1][1] & 1
     if tag == "and":
-        return all(relaxed_possible(g, reached) for g in f[1])
+        return all(relaxed_possible(g, reached, permanent) for g in f[1])
     if tag == "or":
-        return any(relaxed_possible(g, reached) for g in f[1])
-    return tag != "false"  # negations and numeric conditions: assumed satisfiable
+        return any(relaxed_possible(g, reached, permanent) for g in f[1])
+    return tag != "false"  # other negations and numeric conditions: assumed satisfiable
 
 
 def _atom_names(task: Task, bits: int) -> list[str]:
@@ -71,7 +92,7 @@ def make(task: Task, domain_path, problem_path, closed: set | None) -> dict | No
     """A certificate of unsolvability for `task`, or None if neither kind is at hand."""
     header = {"domain_sha256": sha256(domain_path), "problem_sha256": sha256(problem_path)}
     reached = relaxed_closure(task)
-    if not relaxed_possible(task.goal, reached):
+    if not relaxed_possible(task.goal, reached, permanent_atoms(task, every_operator(task))):
         return {"kind": RELAXED, **header, "atoms": _atom_names(task, reached)}
     if closed is not None:
         states = sorted(sorted(task.facts(s)) for s in closed)
@@ -138,15 +159,16 @@ def check(task: Task, domain_path, problem_path, cert: dict) -> None:
             reached = _parse_fact(task, text, reached, [])
         if task.init[0] & ~reached:
             raise CertificateError("an initial atom is missing from the certificate")
+        permanent = permanent_atoms(task, ops)
         for op in ops:
-            if reached & op.pre_pos == op.pre_pos:
+            if relaxed_applicable(op, reached, permanent):
                 adds = op.add
                 for eff in op.conditional:
                     adds |= eff.add
                 if adds & ~reached:
                     missing = _atom_names(task, adds & ~reached)[0]
                     raise CertificateError(f"not closed: {op.name} adds {missing}")
-        if relaxed_possible(task.goal, reached):
+        if relaxed_possible(task.goal, reached, permanent):
             raise CertificateError("the goal may hold within the certified atoms")
         return
     if kind == STATES:

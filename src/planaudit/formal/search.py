@@ -68,9 +68,46 @@ def breadth_first(task: Task, max_states: int = 2_000_000) -> SearchResult:
     return result
 
 
+def successor_index(ops: list[Operator]) -> tuple[int, list[list[tuple]], list[tuple]]:
+    """Operators grouped under one key precondition atom each.
+
+    The key is the operator's positive precondition shared by the fewest other
+    operators (in Blocksworld, `(on a b)` for `unstack a b`), so that a state
+    only looks at the groups of atoms it makes true. Returns the mask of key
+    atoms, the groups (indexed by atom) and the operators without positive
+    preconditions (looked at in every state). Each entry is
+    (pre_pos, pre_neg, keep_mask, add_mask, operator index).
+    """
+    uses: dict[int, int] = {}
+    pres = []
+    for op in ops:
+        bits = []
+        m = op.pre_pos
+        while m:
+            low = m & -m
+            bits.append(low.bit_length() - 1)
+            m ^= low
+        pres.append(bits)
+        for a in bits:
+            uses[a] = uses.get(a, 0) + 1
+    n = max(uses, default=-1) + 1
+    groups: list[list[tuple]] = [[] for _ in range(n)]
+    always: list[tuple] = []
+    keys = 0
+    for i, (op, bits) in enumerate(zip(ops, pres, strict=True)):
+        entry = (op.pre_pos, op.pre_neg, ~op.delete, op.add, i)
+        if not bits:
+            always.append(entry)
+            continue
+        key = min(bits, key=lambda a: (uses[a], a))
+        groups[key].append(entry)
+        keys |= 1 << key
+    return keys, groups, always
+
+
 def _bfs_bits(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
     """STRIPS fast path: a state is one int; an operator is four masks."""
-    compiled = [(op.pre_pos, op.pre_neg, ~op.delete, op.add) for op in ops]
+    keys, groups, always = successor_index(ops)
     gp, gn = task.goal_pos, task.goal_neg
     rest = task.goal_rest
     nums = task.init[1]
@@ -88,16 +125,24 @@ def _bfs_bits(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
         nxt = []
         for s in layer:
             expanded += 1
-            for i, (pp, pn, keep, add) in enumerate(compiled):
-                if s & pp == pp and not s & pn:
-                    t = (s & keep) | add
-                    if t not in parent:
-                        parent[t] = (s, i)
-                        if is_goal(t):
-                            plan = _extract(parent, t, ops)
-                            return SearchResult("solved", "bfs", plan, expanded=expanded,
-                                                generated=len(parent))
-                        nxt.append(t)
+            m = s & keys
+            candidates = always
+            while True:
+                for pp, pn, keep, add, i in candidates:
+                    if s & pp == pp and not s & pn:
+                        t = (s & keep) | add
+                        if t not in parent:
+                            parent[t] = (s, i)
+                            if is_goal(t):
+                                plan = _extract(parent, t, ops)
+                                return SearchResult("solved", "bfs", plan, expanded=expanded,
+                                                    generated=len(parent))
+                            nxt.append(t)
+                if not m:
+                    break
+                low = m & -m
+                m ^= low
+                candidates = groups[low.bit_length() - 1]
             if len(parent) > max_states:
                 return SearchResult("limit", "bfs", expanded=expanded, generated=len(parent))
         layer = nxt

@@ -24,9 +24,7 @@ def add_parser(sub, func) -> None:
     t.set_defaults(func=func)
 
     m = ss.add_parser("summary", help="gather truth records into summary.csv")
-    m.add_argument("--root", default="domains")
-    m.add_argument("--domains", nargs="+", required=True)
-    m.add_argument("--results", default="results/suite")
+    m.add_argument("truths", nargs="+", metavar="TRUTH.json", help="in the order of the rows")
     m.add_argument("--out", default="results/suite/summary.csv")
     m.set_defaults(func=func)
 
@@ -46,7 +44,7 @@ def run(args) -> int:
                   f"optimal_length={rec['optimal_length']} proven_by={rec['proven_by']} "
                   f"(own {own['method']} {own['status']} in {own['seconds']}s)", file=sys.stderr)
             return 0
-        rows = write_summary(args.root, args.domains, Path(args.results), Path(args.out))
+        rows = write_summary([Path(t) for t in args.truths], Path(args.out))
         single = [f"{r['domain']}/{r['task']}" for r in rows if r["single_witness"]]
         print(f"{len(rows)} tasks in {args.out}; proven by one method only: "
               f"{', '.join(single) or 'none'}", file=sys.stderr)

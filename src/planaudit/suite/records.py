@@ -11,7 +11,7 @@ from planaudit.formal.certificate import check
 from planaudit.formal.load import load_task
 from planaudit.formal.truth import Limits, solve
 from planaudit.suite.audit import label_problems
-from planaudit.suite.catalog import TaskEntry, load_domain_tasks
+from planaudit.suite.catalog import TaskEntry
 
 SUMMARY_COLUMNS = ("domain", "task", "label", "solvable", "optimal_length", "optimal_cost",
                    "states", "methods_agreeing", "finished", "single_witness", "certificate")
@@ -62,12 +62,8 @@ def summary_row(record: dict) -> dict:
     }
 
 
-def write_summary(root: str | Path, domains: list[str], results: Path, out: Path) -> list[dict]:
-    rows = []
-    for d in domains:
-        for entry in load_domain_tasks(root, d):
-            path = results / d / entry.id / "truth.json"
-            rows.append(summary_row(json.loads(path.read_text())))
+def write_summary(truths: list[Path], out: Path) -> list[dict]:
+    rows = [summary_row(json.loads(path.read_text())) for path in truths]
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
