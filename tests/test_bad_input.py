@@ -121,3 +121,16 @@ def test_console_script_runs(tmp_path):
                            str(PROBLEM), str(plan)], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "invalid (goal)" in proc.stdout and "(in box hall)" in proc.stdout
+
+
+def test_unknown_object_in_goal_is_named_with_its_line(write, capsys):
+    bad = write("goal.pddl", PROBLEM.read_text().replace("(In box hall)", "(In crate hall)"))
+    code, _, err = run(capsys, "validate", DOMAIN, bad, write("p.plan", ""))
+    assert code == 2 and "goal.pddl:8: unknown object crate in :goal" in err
+
+
+def test_problem_without_goal(write, capsys):
+    text = PROBLEM.read_text()
+    bad = write("nogoal.pddl", text[: text.index("(:goal")] + ")")
+    code, _, err = run(capsys, "validate", DOMAIN, bad, write("p.plan", ""))
+    assert code == 2 and "nogoal.pddl: the problem has no :goal" in err

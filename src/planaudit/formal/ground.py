@@ -18,6 +18,7 @@ from planaudit.formal.task import (
     Effect,
     Operator,
     State,
+    atom_indices,
     conjuncts,
     holds,
     split_literals,
@@ -329,13 +330,9 @@ class Task:
         """The atoms and fluent values of a state, as PDDL literals, sorted."""
         bits, nums = state
         out = []
-        i = 0
-        while bits:
-            if bits & 1:
-                pred, args = self.atoms[i]
-                out.append("(" + " ".join((pred, *args)) + ")")
-            bits >>= 1
-            i += 1
+        for i in atom_indices(bits):
+            pred, args = self.atoms[i]
+            out.append("(" + " ".join((pred, *args)) + ")")
         for i, v in enumerate(nums):
             if v is not None:
                 fn, args = self.fluents[i]

@@ -14,19 +14,9 @@ from collections.abc import Callable
 
 from planaudit.formal.ground import Task
 from planaudit.formal.search import unit_cost
-from planaudit.formal.task import State
+from planaudit.formal.task import State, atom_indices
 
 INF = float("inf")
-
-
-def _bits(mask: int) -> list[int]:
-    out, i = [], 0
-    while mask:
-        low = mask & -mask
-        i = low.bit_length() - 1
-        out.append(i)
-        mask ^= low
-    return out
 
 
 def hmax(task: Task) -> Callable[[State], float]:
@@ -34,26 +24,26 @@ def hmax(task: Task) -> Callable[[State], float]:
     ops = task.all_operators()
     unit = unit_cost(task, ops)
     n_atoms = len(task.atoms)
-    pre = [_bits(op.pre_pos) for op in ops]
+    pre = [atom_indices(op.pre_pos) for op in ops]
     adds = []
     for op in ops:
         mask = op.add
         for eff in op.conditional:
             mask |= eff.add
-        adds.append(_bits(mask))
+        adds.append(atom_indices(mask))
     cost = [1.0 if unit else max(0.0, op.step_cost(task.init)) for op in ops]
     by_pre: list[list[int]] = [[] for _ in range(n_atoms)]
     for j, ps in enumerate(pre):
         for p in ps:
             by_pre[p].append(j)
     no_pre = [j for j, ps in enumerate(pre) if not ps]
-    goal = _bits(task.goal_pos)
+    goal = atom_indices(task.goal_pos)
     n_pre = [len(ps) for ps in pre]
 
     def h(state: State) -> float:
         dist = [INF] * n_atoms
         heap: list[tuple[float, int]] = []
-        for a in _bits(state[0]):
+        for a in atom_indices(state[0]):
             if a < n_atoms:
                 dist[a] = 0.0
                 heap.append((0.0, a))
@@ -108,10 +98,10 @@ def lmcut(task: Task) -> Callable[[State], float]:
         mask = op.add
         for eff in op.conditional:
             mask |= eff.add
-        pre.append(_bits(op.pre_pos) or [init_atom])
-        adds.append(_bits(mask))
+        pre.append(atom_indices(op.pre_pos) or [init_atom])
+        adds.append(atom_indices(mask))
         base.append(1.0 if unit else max(0.0, op.step_cost(task.init)))
-    pre.append(_bits(task.goal_pos) or [init_atom])  # the artificial goal operator
+    pre.append(atom_indices(task.goal_pos) or [init_atom])  # the artificial goal operator
     adds.append([goal_atom])
     base.append(0.0)
     n_ops = len(pre)
@@ -129,7 +119,7 @@ def lmcut(task: Task) -> Callable[[State], float]:
         dist = [INF] * (n + 2)
         supp = [-1] * n_ops
         sval = [INF] * n_ops  # h_max value of each operator's supporter
-        start = [*_bits(state[0]), init_atom]
+        start = [*atom_indices(state[0]), init_atom]
         heap: list[tuple[float, int]] = []
         for a in start:
             dist[a] = 0.0

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from planaudit.formal.ground import Task
-from planaudit.formal.task import Operator, State
+from planaudit.formal.task import Operator, State, atom_indices
 
 
 @dataclass
@@ -81,12 +81,7 @@ def successor_index(ops: list[Operator]) -> tuple[int, list[list[tuple]], list[t
     uses: dict[int, int] = {}
     pres = []
     for op in ops:
-        bits = []
-        m = op.pre_pos
-        while m:
-            low = m & -m
-            bits.append(low.bit_length() - 1)
-            m ^= low
+        bits = atom_indices(op.pre_pos)
         pres.append(bits)
         for a in bits:
             uses[a] = uses.get(a, 0) + 1

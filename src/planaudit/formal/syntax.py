@@ -312,75 +312,80 @@ def _parse_action(body: list, reader: _Reader) -> Action:
 
 def _check_domain(dom: Domain, reader: _Reader) -> None:
     """Names used in actions must be declared: catch typos here, not mid-plan."""
+    check = _Checker(dom, reader, dom.constants, "constant")
     for act in dom.actions.values():
         scope = {p for p, _ in act.params}
-        _check_formula(dom, reader, act.precondition, scope, act.name)
-        _check_effects(dom, reader, act.effects, scope, act.name)
+        check.formula(act.precondition, scope, act.name)
+        check.effects(act.effects, scope, act.name)
         for _, types in act.params:
             for t in types:
                 if t != "object" and t not in dom.types:
                     raise reader.error(f"unknown type {t} in action {act.name}", act.name)
 
 
-def _check_terms(dom: Domain, reader: _Reader, args, scope, where: str) -> None:
-    for a in args:
-        if a.startswith("?"):
-            if a not in scope:
-                raise reader.error(f"unbound variable {a} in {where}", where)
-        elif a not in dom.constants:
-            raise reader.error(f"unknown constant {a} in {where}", where)
+class _Checker:
+    """Every predicate, function, variable and name used must be declared."""
 
+    def __init__(self, dom: Domain, reader: _Reader, known, noun: str):
+        self.dom, self.reader, self.known, self.noun = dom, reader, known, noun
 
-def _check_formula(dom: Domain, reader: _Reader, f: tuple, scope: set, where: str) -> None:
-    tag = f[0]
-    if tag == "atom":
-        if f[1] not in dom.predicates:
-            raise reader.error(f"unknown predicate {f[1]} in {where}", f[1])
-        if len(f[2]) != len(dom.predicates[f[1]]):
-            raise reader.error(f"predicate {f[1]} takes {len(dom.predicates[f[1]])} arguments, "
-                               f"given {len(f[2])} in {where}", f[1])
-        _check_terms(dom, reader, f[2], scope, where)
-    elif tag in ("and", "or"):
-        for g in f[1]:
-            _check_formula(dom, reader, g, scope, where)
-    elif tag == "not":
-        _check_formula(dom, reader, f[1], scope, where)
-    elif tag == "imply":
-        _check_formula(dom, reader, f[1], scope, where)
-        _check_formula(dom, reader, f[2], scope, where)
-    elif tag in ("forall", "exists"):
-        _check_formula(dom, reader, f[2], scope | {p for p, _ in f[1]}, where)
-    elif tag == "eq":
-        _check_terms(dom, reader, f[1:], scope, where)
-    elif tag == "cmp":
-        _check_expression(dom, reader, f[2], scope, where)
-        _check_expression(dom, reader, f[3], scope, where)
+    def terms(self, args, scope: set, where: str) -> None:
+        for a in args:
+            if a.startswith("?"):
+                if a not in scope:
+                    raise self.reader.error(f"unbound variable {a} in {where}", where)
+            elif a not in self.known:
+                raise self.reader.error(f"unknown {self.noun} {a} in {where}", a)
 
+    def formula(self, f: tuple, scope: set, where: str) -> None:
+        tag = f[0]
+        if tag == "atom":
+            arity = self.dom.predicates.get(f[1])
+            if arity is None:
+                raise self.reader.error(f"unknown predicate {f[1]} in {where}", f[1])
+            if len(f[2]) != len(arity):
+                raise self.reader.error(f"predicate {f[1]} takes {len(arity)} arguments, "
+                                        f"given {len(f[2])} in {where}", f[1])
+            self.terms(f[2], scope, where)
+        elif tag in ("and", "or"):
+            for g in f[1]:
+                self.formula(g, scope, where)
+        elif tag == "not":
+            self.formula(f[1], scope, where)
+        elif tag == "imply":
+            self.formula(f[1], scope, where)
+            self.formula(f[2], scope, where)
+        elif tag in ("forall", "exists"):
+            self.formula(f[2], scope | {p for p, _ in f[1]}, where)
+        elif tag == "eq":
+            self.terms(f[1:], scope, where)
+        elif tag == "cmp":
+            self.expression(f[2], scope, where)
+            self.expression(f[3], scope, where)
 
-def _check_expression(dom: Domain, reader: _Reader, e: tuple, scope: set, where: str) -> None:
-    if e[0] == "fn":
-        if e[1] not in dom.functions:
-            raise reader.error(f"unknown function {e[1]} in {where}", e[1])
-        _check_terms(dom, reader, e[2], scope, where)
-    elif e[0] == "op":
-        _check_expression(dom, reader, e[2], scope, where)
-        _check_expression(dom, reader, e[3], scope, where)
-    elif e[0] == "neg":
-        _check_expression(dom, reader, e[1], scope, where)
+    def expression(self, e: tuple, scope: set, where: str) -> None:
+        if e[0] == "fn":
+            if e[1] not in self.dom.functions:
+                raise self.reader.error(f"unknown function {e[1]} in {where}", e[1])
+            self.terms(e[2], scope, where)
+        elif e[0] == "op":
+            self.expression(e[2], scope, where)
+            self.expression(e[3], scope, where)
+        elif e[0] == "neg":
+            self.expression(e[1], scope, where)
 
-
-def _check_effects(dom: Domain, reader: _Reader, effs: tuple, scope: set, where: str) -> None:
-    for e in effs:
-        if e[0] in ("add", "del"):
-            _check_formula(dom, reader, ("atom", e[1], e[2]), scope, where)
-        elif e[0] == "assign":
-            _check_expression(dom, reader, ("fn", *e[2]), scope, where)
-            _check_expression(dom, reader, e[3], scope, where)
-        elif e[0] == "when":
-            _check_formula(dom, reader, e[1], scope, where)
-            _check_effects(dom, reader, e[2], scope, where)
-        elif e[0] == "forall":
-            _check_effects(dom, reader, e[2], scope | {p for p, _ in e[1]}, where)
+    def effects(self, effs: tuple, scope: set, where: str) -> None:
+        for e in effs:
+            if e[0] in ("add", "del"):
+                self.formula(("atom", e[1], e[2]), scope, where)
+            elif e[0] == "assign":
+                self.expression(("fn", *e[2]), scope, where)
+                self.expression(e[3], scope, where)
+            elif e[0] == "when":
+                self.formula(e[1], scope, where)
+                self.effects(e[2], scope, where)
+            elif e[0] == "forall":
+                self.effects(e[2], scope | {p for p, _ in e[1]}, where)
 
 
 def parse_problem(text: str, domain: Domain, source: str = "<string>") -> Problem:
@@ -445,45 +450,12 @@ def _check_problem(prob: Problem, domain: Domain, reader: _Reader) -> None:
     for t in {t for ts in prob.objects.values() for t in ts}:
         if t != "object" and t not in domain.types:
             raise reader.error(f"unknown type {t} in :objects", t)
+    check = _Checker(domain, reader, objs, "object")
     for pred, args in prob.init_atoms:
-        if pred not in domain.predicates:
-            raise reader.error(f"unknown predicate {pred} in :init", pred)
-        if len(args) != len(domain.predicates[pred]):
-            raise reader.error(f"predicate {pred} takes {len(domain.predicates[pred])} "
-                               f"arguments in :init, given {len(args)}", pred)
-        for a in args:
-            if a not in objs:
-                raise reader.error(f"unknown object {a} in :init", a)
-    for (fn, args) in prob.init_values:
-        if fn not in domain.functions:
-            raise reader.error(f"unknown function {fn} in :init", fn)
-        for a in args:
-            if a not in objs:
-                raise reader.error(f"unknown object {a} in :init", a)
-    _check_goal(prob.goal, domain, objs, reader, set())
-
-
-def _check_goal(f: tuple, domain: Domain, objs: dict, reader: _Reader, scope: set) -> None:
-    tag = f[0]
-    if tag == "atom":
-        if f[1] not in domain.predicates:
-            raise reader.error(f"unknown predicate {f[1]} in :goal", f[1])
-        if len(f[2]) != len(domain.predicates[f[1]]):
-            raise reader.error(f"predicate {f[1]} takes {len(domain.predicates[f[1]])} "
-                               f"arguments in :goal, given {len(f[2])}", f[1])
-        for a in f[2]:
-            if a not in objs and a not in scope:
-                raise reader.error(f"unknown object {a} in :goal", a)
-    elif tag in ("and", "or"):
-        for g in f[1]:
-            _check_goal(g, domain, objs, reader, scope)
-    elif tag == "not":
-        _check_goal(f[1], domain, objs, reader, scope)
-    elif tag == "imply":
-        _check_goal(f[1], domain, objs, reader, scope)
-        _check_goal(f[2], domain, objs, reader, scope)
-    elif tag in ("forall", "exists"):
-        _check_goal(f[2], domain, objs, reader, scope | {p for p, _ in f[1]})
+        check.formula(("atom", pred, args), set(), ":init")
+    for fn, args in prob.init_values:
+        check.expression(("fn", fn, args), set(), ":init")
+    check.formula(prob.goal, set(), ":goal")
 
 
 def load_domain(path: str | Path) -> Domain:

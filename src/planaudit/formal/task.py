@@ -24,6 +24,16 @@ TRUE = ("true",)
 FALSE = ("false",)
 
 
+def atom_indices(mask: int) -> list[int]:
+    """The indices of the set bits of `mask`, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
 def value(e: tuple, nums: tuple) -> float | None:
     tag = e[0]
     if tag == "num":
