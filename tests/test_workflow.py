@@ -47,8 +47,8 @@ def config(tmp: Path, root: Path, **truth) -> Path:
 def snakemake(cfg: Path, *extra: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     return subprocess.run(
-        [str(BIN / "snakemake"), "--cores", "2", "--nolock", "--configfile", str(cfg),
-         "suite", *extra],
+        [str(BIN / "snakemake"), "suite", *extra, "--cores", "2", "--nolock",
+         "--configfile", str(cfg)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
