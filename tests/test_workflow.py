@@ -4,6 +4,7 @@ label audit failing a mislabelled task, config errors naming the field, reruns."
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -20,7 +21,8 @@ BIN = Path(sys.executable).parent
 def make_suite(tmp: Path, labels: dict[str, str]) -> Path:
     root = tmp / "domains"
     (root / "blocksworld" / "problems").mkdir(parents=True)
-    shutil.copy(DOMAINS / "blocksworld" / "domain.pddl", root / "blocksworld" / "domain.pddl")
+    for name in ("domain.pddl", "nl.yaml"):
+        shutil.copy(DOMAINS / "blocksworld" / name, root / "blocksworld" / name)
     tasks = []
     for tid, label in labels.items():
         shutil.copy(DOMAINS / "blocksworld" / "problems" / f"{tid}.pddl",
@@ -35,7 +37,8 @@ def make_suite(tmp: Path, labels: dict[str, str]) -> Path:
 def config(tmp: Path, root: Path, **truth) -> Path:
     cfg = {
         "results": str(tmp / "results"),
-        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"]},
+        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"],
+                  "obfuscate": ["blocksworld"], "seed": 3},
         "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
                   "external": True, **truth},
     }
@@ -65,7 +68,11 @@ def test_suite_rule_writes_truth_and_summary_and_reruns_nothing(tmp_path):
     assert rows[0]["methods_agreeing"] == "fast-downward-opt+own"
     assert rows[1]["certificate"] == "reachable-states"
     assert (res / "blocksworld" / "p09" / "certificate.json").exists()
-    assert (res / "blocksworld" / "p01" / "problem.pddl").exists()
+    names = json.loads((res / "blocksworld" / "p01" / "names.json").read_text())
+    assert names and all(v.startswith("blo_") for v in names.values())
+    problem = (res / "blocksworld" / "p01" / "problem.pddl").read_text()
+    assert all(f" {o} " not in problem for o in names)  # the hidden model is obfuscated
+    assert (res / "audit.csv").read_text().startswith("domain,task,kind")
     again = snakemake(cfg)
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -1,20 +1,44 @@
-# Suite: prove every task's ground truth by two methods and audit its label.
+# Suite: prepare each task (hidden model, names, briefs), prove its ground truth
+# by two methods, audit its label, and gather the summary.
+
+
+rule prepare:
+    input:
+        task_inputs,
+    output:
+        problem=f"{RESULTS}/suite/{{domain}}/{{task}}/problem.pddl",
+        domain=f"{RESULTS}/suite/{{domain}}/{{task}}/domain.pddl",
+        names=f"{RESULTS}/suite/{{domain}}/{{task}}/names.json",
+        brief=f"{RESULTS}/suite/{{domain}}/{{task}}/brief.json",
+    params:
+        suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
+        outdir=lambda wc, output: Path(output.problem).parent,
+        obfuscate=lambda wc: (
+            f"--obfuscate --seed {SUITE.get('seed', 0)}" if obfuscated(wc.domain) else ""
+        ),
+    log:
+        f"{RESULTS}/logs/suite/{{domain}}/{{task}}.prepare.log",
+    conda:
+        "../../envs/planaudit.yaml"
+    shell:
+        "planaudit suite prepare {params.suite} --domain {wildcards.domain} "
+        "--task {wildcards.task} --outdir {params.outdir} {params.obfuscate} 2> {log}"
 
 
 rule truth:
     input:
-        domain=f"{DOMAIN_ROOT}/{{domain}}/domain.pddl",
-        problem=task_problem,
-        listing=f"{DOMAIN_ROOT}/{{domain}}/tasks.yaml",
+        problem=rules.prepare.output.problem,
+        domain=rules.prepare.output.domain,
     output:
         truth=f"{RESULTS}/suite/{{domain}}/{{task}}/truth.json",
     params:
-        root=lambda wc, input: Path(input.listing).parent.parent,
+        suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
         outdir=lambda wc, output: Path(output.truth).parent,
         limits=(
             f"--bfs-states {config['truth']['bfs_states']} "
             f"--astar-seconds {config['truth']['astar_seconds']} "
-            f"--external-seconds {config['truth']['external_seconds']}"
+            f"--external-seconds {config['truth']['external_seconds']} "
+            f"--audit {SUITE.get('audit', 'strict')}"
             + ("" if config["truth"]["external"] else " --no-external")
         ),
     log:
@@ -22,7 +46,7 @@ rule truth:
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit suite truth --root {params.root} --domain {wildcards.domain} "
+        "planaudit suite truth {params.suite} --domain {wildcards.domain} "
         "--task {wildcards.task} --outdir {params.outdir} {params.limits} 2> {log}"
 
 
@@ -30,13 +54,15 @@ rule summary:
     input:
         TRUTHS,
     output:
-        SUMMARY,
+        summary=SUMMARY,
+        audit=AUDIT,
     log:
         f"{RESULTS}/logs/suite/summary.log",
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit suite summary --out {output} {input} 2> {log}"
+        "planaudit suite summary --out {output.summary} --audit-out {output.audit} "
+        "{input} 2> {log}"
 
 
 rule suite:

@@ -1,26 +1,47 @@
-"""The label audit: a task's claimed label and length against what is proven."""
+"""The label audit: a task's claimed label and optimum against what is proven.
+
+Each disagreement has a kind. `solvability` (a solvable task labelled
+unsolvable or the reverse) always matters; `optimum` (a wrong claimed optimal
+length or cost) and the method-level kinds matter for our own suite, while an
+external suite's `optimum` mismatches are reported without failing the run.
+"""
 
 from __future__ import annotations
 
 from planaudit.suite.catalog import TaskEntry
 
+FATAL_FOR_EXTERNAL = frozenset({"solvability", "disagree", "undecided", "certificate"})
 
-def label_problems(entry: TaskEntry, truth: dict) -> list[str]:
-    """Every way the task's claims disagree with its truth record (empty if none)."""
+
+def label_problems(entry: TaskEntry, truth: dict) -> list[tuple[str, str]]:
+    """(kind, message) for every way the task's claims disagree with its truth."""
     name = f"{entry.domain}/{entry.id}"
-    problems = []
+    problems: list[tuple[str, str]] = []
     if not truth["agree"]:
-        problems.append(f"{name}: the proving methods disagree: {truth['methods']}")
+        problems.append(("disagree", f"{name}: the proving methods disagree: {truth['methods']}"))
     if truth["solvable"] is None:
-        problems.append(f"{name}: no method decided solvability within its limits")
+        problems.append(("undecided", f"{name}: no method decided solvability within its limits"))
         return problems
     proven = "solvable" if truth["solvable"] else "unsolvable"
     if proven != entry.label:
-        problems.append(f"{name}: labelled {entry.label} but proven {proven}")
+        problems.append(("solvability", f"{name}: labelled {entry.label} but proven {proven}"))
     if (entry.optimal_length is not None and truth["optimal_length"] is not None
             and entry.optimal_length != truth["optimal_length"]):
-        problems.append(f"{name}: claims optimal length {entry.optimal_length}, "
-                        f"proven {truth['optimal_length']}")
+        problems.append(("optimum", f"{name}: claims optimal length {entry.optimal_length}, "
+                                    f"proven {truth['optimal_length']}"))
+    if (entry.optimal_cost is not None and truth["optimal_cost"] is not None
+            and abs(entry.optimal_cost - truth["optimal_cost"]) > 1e-9):
+        problems.append(("optimum", f"{name}: claims optimal cost {entry.optimal_cost:g}, "
+                                    f"proven {truth['optimal_cost']:g}"))
     if truth["solvable"] is False and truth.get("certificate") is None:
-        problems.append(f"{name}: unsolvable but no certificate could be made")
+        problems.append(("certificate", f"{name}: unsolvable but no certificate could be made"))
     return problems
+
+
+def fatal(entry: TaskEntry, problems: list[tuple[str, str]], audit_mode: str) -> list[str]:
+    """The problems that fail the task's rule under the configured audit mode."""
+    if not entry.external:
+        return [m for _, m in problems]
+    if audit_mode == "warn":
+        return [m for k, m in problems if k in FATAL_FOR_EXTERNAL - {"solvability"}]
+    return [m for k, m in problems if k in FATAL_FOR_EXTERNAL]

@@ -1,12 +1,23 @@
-"""The built-in suite: `domains/<domain>/domain.pddl` and `tasks.yaml`.
+"""Suites: where tasks, their labels and (for external suites) their briefs come from.
 
+Built-in: `domains/<domain>/domain.pddl`, `tasks.yaml` and `nl.yaml`.
 `tasks.yaml` lists each task's id, problem file, label (`solvable` or
 `unsolvable`), the optimal length it claims (or null) and one line on what it
-tests. Labels are claims: `audit.py` checks them against what is proven.
+tests.
+
+External (a published benchmark's layout): `<root>/<domain>/domain.pddl`,
+`<root>/<domain>/problems_pddl/problemN.pddl` and `<root>/<domain>/prompts.json`
+with `domain_prompt`, `actions` and `problems` (`id` such as `p01`, `prompt`,
+`optimal_cost` where -1 means unsolvable, `difficulty`). Its briefs come from
+the file.
+
+Labels are claims either way: `audit.py` checks them against what is proven.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +39,10 @@ class TaskEntry:
     label: str
     optimal_length: int | None
     tests: str
+    external: bool = False
+    optimal_cost: float | None = None  # claimed by an external suite
+    domain_prompt: str | None = None
+    instance_prompt: str | None = None
 
 
 def load_domain_tasks(root: str | Path, domain: str) -> list[TaskEntry]:
@@ -70,3 +85,63 @@ def find_task(root: str | Path, domain: str, task: str) -> TaskEntry:
         if e.id == task:
             return e
     raise CatalogError(f"{Path(root) / domain / 'tasks.yaml'}: no task '{task}'")
+
+
+def load_external_tasks(root: str | Path, domain: str) -> list[TaskEntry]:
+    base = Path(root) / domain
+    path = base / "prompts.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CatalogError(f"{path}: missing (an external domain needs its prompts)") from None
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"{path}:{e.lineno}: not JSON ({e.msg})") from None
+    for key in ("domain_prompt", "problems"):
+        if key not in data:
+            raise CatalogError(f"{path}: missing field '{key}'")
+    actions = data.get("actions") or {}
+    action_text = "\n".join(f"- {k}: {v}" for k, v in actions.items()) if isinstance(
+        actions, dict) else "\n".join(f"- {a}" for a in actions)
+    domain_prompt = data["domain_prompt"] + ("\n\nActions:\n" + action_text if action_text else "")
+    entries = []
+    for i, prob in enumerate(data["problems"]):
+        where = f"{path}: problems[{i}]"
+        for key in ("id", "prompt", "optimal_cost"):
+            if key not in prob:
+                raise CatalogError(f"{where}: missing field '{key}'")
+        m = re.fullmatch(r"p0*(\d+)", str(prob["id"]))
+        if not m:
+            raise CatalogError(f"{where}.id: '{prob['id']}' is not of the form p01")
+        problem = base / "problems_pddl" / f"problem{int(m.group(1))}.pddl"
+        if not problem.is_file():
+            raise CatalogError(f"{where}: {problem} does not exist")
+        cost = prob["optimal_cost"]
+        if not isinstance(cost, int | float):
+            raise CatalogError(f"{where}.optimal_cost: must be a number (-1 for unsolvable)")
+        label = "unsolvable" if cost == -1 else "solvable"
+        entries.append(TaskEntry(domain, str(prob["id"]), base / "domain.pddl", problem, label,
+                                 None, f"difficulty {prob.get('difficulty', '?')}", True,
+                                 None if cost == -1 else float(cost), domain_prompt,
+                                 str(prob["prompt"])))
+    return entries
+
+
+def suite_domains(suite: dict) -> list[str]:
+    """The domains a suite config names; an external suite defaults to all of its folders."""
+    if suite.get("domains"):
+        return list(suite["domains"])
+    root = Path(suite["root"])
+    return sorted(p.parent.name for p in root.glob("*/prompts.json"))
+
+
+def load_suite(suite: dict) -> list[TaskEntry]:
+    """Every task of a suite config (`source`, `root`, `domains`)."""
+    loader = load_external_tasks if suite.get("source") == "external" else load_domain_tasks
+    return [e for d in suite_domains(suite) for e in loader(suite["root"], d)]
+
+
+def find_entry(suite: dict, domain: str, task: str) -> TaskEntry:
+    for e in load_suite(dict(suite, domains=[domain])):
+        if e.id == task:
+            return e
+    raise CatalogError(f"suite at {suite['root']}: no task {domain}/{task}")

@@ -1,54 +1,119 @@
-"""`planaudit suite ...`: the suite rules' command-line side."""
+"""`planaudit suite ...`: the suite rules' command-line side, and `suite show`."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from planaudit.formal.truth import Limits
 
 
+def _suite_args(p) -> None:
+    p.add_argument("--source", choices=("builtin", "external"), default="builtin")
+    p.add_argument("--root", default="domains", help="folder holding one folder per domain")
+
+
 def add_parser(sub, func) -> None:
-    s = sub.add_parser("suite", help="ground truth and label audit of suite tasks")
+    s = sub.add_parser("suite", help="prepare tasks, prove their truth, audit labels, show them")
     ss = s.add_subparsers(dest="suite_command", required=True)
 
-    t = ss.add_parser("truth", help="prove one task and audit its label")
-    t.add_argument("--root", default="domains", help="folder of the built-in domains")
+    pr = ss.add_parser("prepare", help="hidden model (obfuscated if asked), names, briefs")
+    _suite_args(pr)
+    pr.add_argument("--domain", required=True)
+    pr.add_argument("--task", required=True)
+    pr.add_argument("--outdir", required=True)
+    pr.add_argument("--obfuscate", action="store_true")
+    pr.add_argument("--seed", type=int, default=0)
+    pr.set_defaults(func=func)
+
+    t = ss.add_parser("truth", help="prove one prepared task and audit its label")
+    _suite_args(t)
     t.add_argument("--domain", required=True)
     t.add_argument("--task", required=True)
-    t.add_argument("--outdir", required=True)
+    t.add_argument("--outdir", required=True, help="the prepared task's folder")
     t.add_argument("--bfs-states", type=int, default=2_000_000)
     t.add_argument("--astar-seconds", type=float, default=300.0)
     t.add_argument("--external-seconds", type=float, default=600.0)
     t.add_argument("--no-external", action="store_true")
+    t.add_argument("--audit", choices=("strict", "warn"), default="strict",
+                   help="warn: an external suite's wrong solvability label does not fail")
     t.set_defaults(func=func)
 
-    m = ss.add_parser("summary", help="gather truth records into summary.csv")
+    m = ss.add_parser("summary", help="gather truth records into summary.csv and audit.csv")
     m.add_argument("truths", nargs="+", metavar="TRUTH.json", help="in the order of the rows")
     m.add_argument("--out", default="results/suite/summary.csv")
+    m.add_argument("--audit-out", default=None)
     m.set_defaults(func=func)
+
+    sh = ss.add_parser("show", help="print a task's briefs, truth and label")
+    sh.add_argument("task", metavar="DOMAIN/TASK")
+    sh.add_argument("--results", default="results", help="the results folder")
+    sh.set_defaults(func=func)
 
 
 def run(args) -> int:
-    from planaudit.suite.catalog import CatalogError, find_task
+    from planaudit.suite.brief import BriefError
+    from planaudit.suite.catalog import CatalogError, find_entry
+    from planaudit.suite.prepare import prepare
     from planaudit.suite.records import LabelError, make_truth, write_summary
 
     try:
-        if args.suite_command == "truth":
-            entry = find_task(args.root, args.domain, args.task)
+        cmd = args.suite_command
+        if cmd in ("prepare", "truth"):
+            entry = find_entry({"source": args.source, "root": args.root}, args.domain,
+                               args.task)
+        if cmd == "prepare":
+            brief = prepare(entry, Path(args.outdir), args.obfuscate, args.seed)
+            print(f"{args.domain}/{args.task}: prepared (obfuscated={args.obfuscate}, "
+                  f"facts covered={brief['facts_covered']})", file=sys.stderr)
+            return 0
+        if cmd == "truth":
             limits = Limits(args.bfs_states, args.astar_seconds, args.external_seconds,
                             not args.no_external)
-            rec = make_truth(entry, Path(args.outdir), limits)
+            rec = make_truth(entry, Path(args.outdir), limits, args.audit)
             own = rec["methods"]["own"]
             print(f"{args.domain}/{args.task}: solvable={rec['solvable']} "
                   f"optimal_length={rec['optimal_length']} proven_by={rec['proven_by']} "
                   f"(own {own['method']} {own['status']} in {own['seconds']}s)", file=sys.stderr)
+            for a in rec["audit"]:
+                print(f"audit: {a['message']}", file=sys.stderr)
             return 0
-        rows = write_summary([Path(t) for t in args.truths], Path(args.out))
-        single = [f"{r['domain']}/{r['task']}" for r in rows if r["single_witness"]]
-        print(f"{len(rows)} tasks in {args.out}; proven by one method only: "
-              f"{', '.join(single) or 'none'}", file=sys.stderr)
-        return 0
-    except (CatalogError, LabelError) as e:
+        if cmd == "summary":
+            audit_out = Path(args.audit_out) if args.audit_out else None
+            rows = write_summary([Path(t) for t in args.truths], Path(args.out), audit_out)
+            single = [f"{r['domain']}/{r['task']}" for r in rows if r["single_witness"]]
+            print(f"{len(rows)} tasks in {args.out}; proven by one method only: "
+                  f"{', '.join(single) or 'none'}", file=sys.stderr)
+            return 0
+        return show(args.task, Path(args.results))
+    except (CatalogError, LabelError, BriefError) as e:
         print(f"planaudit suite: {e}", file=sys.stderr)
         return 2
+
+
+def show(name: str, results: Path) -> int:
+    folder = results / "suite" / name
+    if not (folder / "brief.json").is_file():
+        print(f"planaudit suite show: {folder}/brief.json not found (run `snakemake suite`)",
+              file=sys.stderr)
+        return 2
+    brief = json.loads((folder / "brief.json").read_text())
+    print(f"== {name}: preamble ==\n{brief['preamble']}\n")
+    print(f"== domain brief ==\n{brief['domain']}\n")
+    print(f"== instance brief ==\n{brief['instance']}\n")
+    truth_path = folder / "truth.json"
+    if truth_path.is_file():
+        t = json.loads(truth_path.read_text())
+        print(f"== truth ==\nlabel: {t['label']} (claimed optimum {t['claimed_optimal']})")
+        print(f"proven: solvable={t['solvable']} optimal_length={t['optimal_length']} "
+              f"optimal_cost={t['optimal_cost']} by {', '.join(t['proven_by']) or 'none'}")
+        if t.get("certificate"):
+            print(f"certificate: {t['certificate']}")
+        if t.get("plan"):
+            print("optimal plan:\n" + "\n".join(t["plan"]))
+        for a in t.get("audit", []):
+            print(f"audit: {a['message']}")
+    else:
+        print("== truth ==\nnot computed yet")
+    return 0

@@ -1,47 +1,49 @@
-"""Truth records of suite tasks: made once per task, gathered into summary.csv."""
+"""Truth records of suite tasks: made once per task, gathered into summary.csv
+and audit.csv."""
 
 from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 
 from planaudit.formal.certificate import check
 from planaudit.formal.load import load_task
 from planaudit.formal.truth import Limits, solve
-from planaudit.suite.audit import label_problems
+from planaudit.suite.audit import fatal, label_problems
 from planaudit.suite.catalog import TaskEntry
 
 SUMMARY_COLUMNS = ("domain", "task", "label", "solvable", "optimal_length", "optimal_cost",
                    "states", "methods_agreeing", "finished", "single_witness", "certificate")
+AUDIT_COLUMNS = ("domain", "task", "kind", "label", "claimed_optimal", "solvable",
+                 "optimal_length", "optimal_cost", "message")
 
 
 class LabelError(ValueError):
     """A task whose claims disagree with what is proven."""
 
 
-def make_truth(entry: TaskEntry, outdir: Path, limits: Limits) -> dict:
-    """Prove one task, write truth.json (and certificate.json), then audit its label."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    domain_copy, problem_copy = outdir / "domain.pddl", outdir / "problem.pddl"
-    shutil.copyfile(entry.domain_file, domain_copy)
-    shutil.copyfile(entry.problem_file, problem_copy)
-    record = solve(str(domain_copy), str(problem_copy), limits)
+def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str = "strict") -> dict:
+    """Prove a prepared task, write truth.json (and certificate.json), audit its label."""
+    domain_file, problem_file = outdir / "domain.pddl", outdir / "problem.pddl"
+    record = solve(str(domain_file), str(problem_file), limits)
     cert = record.pop("certificate_data", None)
     cert_path = outdir / "certificate.json"
     if cert is not None:
         cert_path.write_text(json.dumps(cert, indent=1) + "\n")
-        check(load_task(domain_copy, problem_copy), domain_copy, problem_copy, cert)
+        check(load_task(domain_file, problem_file), domain_file, problem_file, cert)
         record["certificate_checked"] = True
     elif cert_path.exists():
         cert_path.unlink()
+    claimed = entry.optimal_cost if entry.external else entry.optimal_length
     record = {"domain": entry.domain, "task": entry.id, "label": entry.label,
-              "claimed_optimal_length": entry.optimal_length, "tests": entry.tests, **record}
-    (outdir / "truth.json").write_text(json.dumps(record, indent=2) + "\n")
+              "claimed_optimal": claimed, "tests": entry.tests, **record}
     problems = label_problems(entry, record)
-    if problems:
-        raise LabelError("; ".join(problems))
+    record["audit"] = [{"kind": k, "message": m} for k, m in problems]
+    (outdir / "truth.json").write_text(json.dumps(record, indent=2) + "\n")
+    failing = fatal(entry, problems, audit_mode)
+    if failing:
+        raise LabelError("; ".join(failing))
     return record
 
 
@@ -62,11 +64,26 @@ def summary_row(record: dict) -> dict:
     }
 
 
-def write_summary(truths: list[Path], out: Path) -> list[dict]:
-    rows = [summary_row(json.loads(path.read_text())) for path in truths]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
+def audit_rows(record: dict) -> list[dict]:
+    return [{"domain": record["domain"], "task": record["task"], "kind": a["kind"],
+             "label": record["label"], "claimed_optimal": record["claimed_optimal"],
+             "solvable": record["solvable"], "optimal_length": record["optimal_length"],
+             "optimal_cost": record["optimal_cost"], "message": a["message"]}
+            for a in record.get("audit", [])]
+
+
+def _write_csv(path: Path, columns, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns)
         w.writeheader()
         w.writerows(rows)
+
+
+def write_summary(truths: list[Path], out: Path, audit_out: Path | None = None) -> list[dict]:
+    records = [json.loads(path.read_text()) for path in truths]
+    rows = [summary_row(r) for r in records]
+    _write_csv(out, SUMMARY_COLUMNS, rows)
+    if audit_out is not None:
+        _write_csv(audit_out, AUDIT_COLUMNS, [a for r in records for a in audit_rows(r)])
     return rows

@@ -1,0 +1,62 @@
+"""Writing parsed PDDL back out (for the obfuscated hidden model)."""
+
+from __future__ import annotations
+
+from planaudit.formal.syntax import Problem
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(v)
+
+
+def _params(params) -> str:
+    return " ".join(f"{p} - {ts[0]}" if len(ts) == 1 else f"{p} - (either {' '.join(ts)})"
+                    for p, ts in params)
+
+
+def expression(e: tuple) -> str:
+    tag = e[0]
+    if tag == "num":
+        return _num(e[1])
+    if tag == "fn":
+        return "(" + " ".join((e[1], *e[2])) + ")"
+    if tag == "neg":
+        return f"(- {expression(e[1])})"
+    return f"({e[1]} {expression(e[2])} {expression(e[3])})"
+
+
+def formula(f: tuple) -> str:
+    tag = f[0]
+    if tag == "atom":
+        return "(" + " ".join((f[1], *f[2])) + ")"
+    if tag in ("and", "or"):
+        return f"({tag} " + " ".join(formula(g) for g in f[1]) + ")"
+    if tag == "not":
+        return f"(not {formula(f[1])})"
+    if tag == "imply":
+        return f"(imply {formula(f[1])} {formula(f[2])})"
+    if tag == "eq":
+        return f"(= {f[1]} {f[2]})"
+    if tag == "cmp":
+        return f"({f[1]} {expression(f[2])} {expression(f[3])})"
+    return f"({tag} ({_params(f[1])}) {formula(f[2])})"
+
+
+def problem(p: Problem) -> str:
+    """A PDDL problem file for `p` (objects grouped by type, one fact a line)."""
+    by_type: dict[tuple[str, ...], list[str]] = {}
+    for name, types in p.objects.items():
+        by_type.setdefault(types, []).append(name)
+    objects = "\n    ".join(" ".join(names) + " - " + (types[0] if len(types) == 1 else
+                                                      f"(either {' '.join(types)})")
+                             for types, names in by_type.items())
+    init = [formula(("atom", pred, args)) for pred, args in p.init_atoms]
+    init += [f"(= {expression(('fn', fn, args))} {_num(v)})"
+             for (fn, args), v in p.init_values.items()]
+    lines = [f"(define (problem {p.name})", f"  (:domain {p.domain_name})",
+             f"  (:objects\n    {objects})" if objects else "  (:objects)",
+             "  (:init\n    " + "\n    ".join(init) + ")",
+             f"  (:goal {formula(p.goal)})"]
+    if p.metric is not None:
+        lines.append(f"  (:metric {p.metric[0]} {expression(p.metric[1])})")
+    return "\n".join(lines) + ")\n"
