@@ -8,7 +8,7 @@
     b1 b2 b3 b4 b5 b6 - bucket)
   (:init
     (in-region s1 eu) (supports s1 web) (supports s1 db)
-    (in-region s2 eu) (supports s2 web) (supports s2 cache)
+    (in-region s2 eu) (supports s2 cache)
     (in-region s3 us) (supports s3 web) (supports s3 db)
     (in-region s4 us) (supports s4 web) (supports s4 db) (supports s4 cache)
     (allowed b1 eu) (allowed b1 us) (needs b1 web)

@@ -188,24 +188,38 @@ def plan_cost(task: Task, plan: list[Operator]) -> float:
 
 def astar(task: Task, heuristic: Callable[[State], float], name: str,
           max_states: int = 5_000_000, max_seconds: float | None = None) -> SearchResult:
-    """A* on cost (length when unit); optimal for an admissible heuristic."""
+    """A* on cost (length when unit); optimal for an admissible heuristic.
+
+    The heuristic is evaluated lazily, when a state is first popped: until then
+    its key is g + max(0, h(parent) - step cost), which is still a lower bound
+    because h(parent) <= step cost + h*(child). A state whose true f exceeds its
+    key goes back on the heap. Ties go to the deeper state.
+    """
     start = time.perf_counter()
     ops = task.all_operators()
     unit = unit_cost(task, ops)
     init = task.init
-    h0 = heuristic(init)
     parent: dict[State, tuple[State, int] | None] = {init: None}
     g: dict[State, float] = {init: 0.0}
-    if h0 == float("inf"):
-        return SearchResult("unsolvable", name, expanded=0, generated=1,
-                            seconds=time.perf_counter() - start)
-    heap = [(h0, 0.0, 0, init)]
+    hval: dict[State, float] = {}
+    heap = [(0.0, -0.0, 0, init)]
     counter = 0
     expanded = 0
+    inf = float("inf")
     while heap:
-        _f, gs, _, s = heapq.heappop(heap)
+        f, neg_g, _, s = heapq.heappop(heap)
+        gs = -neg_g
         if gs > g[s]:
             continue  # a stale entry: s was reached more cheaply since
+        h = hval.get(s)
+        if h is None:
+            h = hval[s] = heuristic(s)
+            if h == inf:
+                continue  # a dead end
+            if gs + h > f:
+                counter += 1
+                heapq.heappush(heap, (gs + h, neg_g, counter, s))
+                continue
         if task.goal_holds(s):
             plan = _extract(parent, s, ops)
             return SearchResult("solved", name, plan, cost=plan_cost(task, plan),
@@ -213,23 +227,23 @@ def astar(task: Task, heuristic: Callable[[State], float], name: str,
                                 seconds=time.perf_counter() - start)
         expanded += 1
         if len(g) > max_states or (
-            max_seconds is not None and expanded % 256 == 0
-            and time.perf_counter() - start > max_seconds
+            max_seconds is not None and time.perf_counter() - start > max_seconds
         ):
             return SearchResult("limit", name, expanded=expanded, generated=len(g),
                                 seconds=time.perf_counter() - start)
         for i, op in enumerate(ops):
             if op.applicable(s):
                 t = op.apply(s)
-                gt = gs + (1.0 if unit else op.step_cost(s))
-                if gt >= g.get(t, float("inf")):
+                step = 1.0 if unit else op.step_cost(s)
+                gt = gs + step
+                if gt >= g.get(t, inf):
                     continue  # reopening happens when a cheaper path turns up
-                h = heuristic(t)
-                if h == float("inf"):
-                    continue
                 g[t] = gt
                 parent[t] = (s, i)
                 counter += 1
-                heapq.heappush(heap, (gt + h, gt, counter, t))
+                bound = hval.get(t, max(0.0, h - step))
+                if bound == inf:
+                    continue
+                heapq.heappush(heap, (gt + bound, -gt, counter, t))
     return SearchResult("unsolvable", name, expanded=expanded, generated=len(g),
                         seconds=time.perf_counter() - start)

@@ -1,0 +1,38 @@
+;; Close the surgical ward: all its beds end blocked.
+(define (problem hospital-p06)
+  (:domain hospital)
+  (:objects
+    icu medicine surgery - ward
+    b1 b2 b3 b4 b5 b6 b7 b8 - bed
+    p1 p2 p3 p4 p5 p6 - patient)
+  (:init
+    (in-ward b1 icu) (in-ward b2 icu)
+    (in-ward b3 medicine) (in-ward b4 medicine) (in-ward b5 medicine)
+    (in-ward b6 surgery) (in-ward b7 surgery) (in-ward b8 surgery)
+    (isolation-bed b1) (isolation-bed b5) (isolation-bed b7)
+    (suits icu p1) (suits medicine p1)
+    (suits medicine p2) (recovered p2)
+    (suits medicine p3) (suits surgery p3)
+    (suits surgery p4) (suits medicine p4)
+    (suits surgery p5) (suits medicine p5) (needs-isolation p5)
+    (suits icu p6) (suits medicine p6) (needs-isolation p6)
+    (in-bed p1 b2) (admitted p1)
+    (in-bed p2 b4) (admitted p2)
+    (in-bed p3 b5) (admitted p3)
+    (in-bed p4 b6) (admitted p4)
+    (in-bed p5 b7) (admitted p5)
+    (waiting p6)
+    (free b1) (free b8)
+    (dirty b3)
+    (= (total-cost) 0))
+  (:goal (and
+    (blocked b6)
+    (blocked b7)
+    (blocked b8)
+    (admitted p1)
+    (discharged p2)
+    (admitted p3)
+    (admitted p4)
+    (admitted p5)
+    (admitted p6)))
+  (:metric minimize (total-cost)))

@@ -1,0 +1,41 @@
+;; Consolidate: switch off servers s2 and s3.
+(define (problem loadbalancing-p10)
+  (:domain loadbalancing)
+  (:objects
+    eu us - region
+    web db cache - service
+    s1 s2 s3 s4 - server
+    b1 b2 b3 b4 - bucket)
+  (:init
+    (in-region s1 eu) (supports s1 web) (supports s1 db)
+    (in-region s2 eu) (supports s2 web) (supports s2 db)
+    (in-region s3 eu) (supports s3 cache)
+    (in-region s4 us) (supports s4 web) (supports s4 db) (supports s4 cache)
+    (allowed b1 eu) (needs b1 web)
+    (allowed b2 eu) (allowed b2 us) (needs b2 web)
+    (allowed b3 eu) (allowed b3 us) (needs b3 db)
+    (allowed b4 eu) (needs b4 cache)
+    (powered s1) (running web s1)
+    (powered s2) (running web s2) (running db s2)
+    (powered s3) (running cache s3)
+    (assigned b1 s1) (served b1)
+    (assigned b2 s2) (served b2)
+    (assigned b3 s2) (served b3)
+    (assigned b4 s3) (served b4)
+    (= (capacity s1) 3) (= (load s1) 1) (= (services s1) 1)
+    (= (capacity s2) 2) (= (load s2) 2) (= (services s2) 2)
+    (= (capacity s3) 2) (= (load s3) 1) (= (services s3) 1)
+    (= (capacity s4) 3) (= (load s4) 0) (= (services s4) 0)
+    (= (users web s1) 1) (= (users db s1) 0) (= (users cache s1) 0)
+    (= (users web s2) 1) (= (users db s2) 1) (= (users cache s2) 0)
+    (= (users web s3) 0) (= (users db s3) 0) (= (users cache s3) 1)
+    (= (users web s4) 0) (= (users db s4) 0) (= (users cache s4) 0)
+    (= (total-cost) 0))
+  (:goal (and
+    (served b1)
+    (served b2)
+    (served b3)
+    (served b4)
+    (not (powered s2))
+    (not (powered s3))))
+  (:metric minimize (total-cost)))
