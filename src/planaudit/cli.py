@@ -119,7 +119,8 @@ def cmd_solve(args) -> int:
 
     limits = Limits(bfs_states=args.state_limit, astar_seconds=args.astar_seconds,
                     external_seconds=args.external_seconds, external=not args.no_external)
-    record = solve(args.domain, args.problem, limits)
+    record = solve(args.domain, args.problem, limits,
+                   lambda msg: print(msg, file=sys.stderr, flush=True))
     cert = record.pop("certificate_data", None)
     if args.certificate and cert is not None:
         Path(args.certificate).write_text(json.dumps(cert, indent=1) + "\n")

@@ -54,14 +54,24 @@ def _extract(parent: dict, state, ops: list[Operator]) -> list[Operator]:
     return plan
 
 
-def breadth_first(task: Task, max_states: int = 2_000_000) -> SearchResult:
-    """Optimal-length plan, or exhaustive proof of unsolvability, within `max_states`."""
+Progress = Callable[[str], None]
+
+
+def quiet(_msg: str) -> None:
+    pass
+
+
+def breadth_first(task: Task, max_states: int = 2_000_000,
+                  progress: Progress = quiet) -> SearchResult:
+    """Optimal-length plan, or exhaustive proof of unsolvability, within `max_states`.
+
+    `progress` hears about each finished layer (depth and states so far)."""
     start = time.perf_counter()
     ops = task.all_operators()
     if not task.init[1] and all(op.simple for op in ops):
-        result = _bfs_bits(task, ops, max_states)
+        result = _bfs_bits(task, ops, max_states, progress)
     else:
-        result = _bfs_general(task, ops, max_states)
+        result = _bfs_general(task, ops, max_states, progress)
     result.seconds = time.perf_counter() - start
     if result.plan is not None:
         result.cost = plan_cost(task, result.plan)
@@ -100,7 +110,8 @@ def successor_index(ops: list[Operator]) -> tuple[int, list[list[tuple]], list[t
     return keys, groups, always
 
 
-def _bfs_bits(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
+def _bfs_bits(task: Task, ops: list[Operator], max_states: int,
+              progress: Progress) -> SearchResult:
     """STRIPS fast path: a state is one int; an operator is four masks."""
     keys, groups, always = successor_index(ops)
     gp, gn = task.goal_pos, task.goal_neg
@@ -115,7 +126,7 @@ def _bfs_bits(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
     if is_goal(init):
         return SearchResult("solved", "bfs", [], expanded=0, generated=1)
     layer = [init]
-    expanded = 0
+    expanded = depth = 0
     while layer:
         nxt = []
         for s in layer:
@@ -141,19 +152,22 @@ def _bfs_bits(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
             if len(parent) > max_states:
                 return SearchResult("limit", "bfs", expanded=expanded, generated=len(parent))
         layer = nxt
+        depth += 1
+        progress(f"breadth-first: depth {depth} done, {len(parent)} states")
     closed = {(s, nums) for s in parent}
     return SearchResult("unsolvable", "bfs", expanded=expanded, generated=len(parent),
                         closed=closed)
 
 
-def _bfs_general(task: Task, ops: list[Operator], max_states: int) -> SearchResult:
+def _bfs_general(task: Task, ops: list[Operator], max_states: int,
+                 progress: Progress) -> SearchResult:
     """Any supported PDDL: numeric fluents, disjunctions, conditional effects."""
     init = task.init
     parent: dict[State, tuple[State, int] | None] = {init: None}
     if task.goal_holds(init):
         return SearchResult("solved", "bfs", [], expanded=0, generated=1)
     layer = [init]
-    expanded = 0
+    expanded = depth = 0
     while layer:
         nxt = []
         for s in layer:
@@ -171,6 +185,8 @@ def _bfs_general(task: Task, ops: list[Operator], max_states: int) -> SearchResu
             if len(parent) > max_states:
                 return SearchResult("limit", "bfs", expanded=expanded, generated=len(parent))
         layer = nxt
+        depth += 1
+        progress(f"breadth-first: depth {depth} done, {len(parent)} states")
     return SearchResult("unsolvable", "bfs", expanded=expanded, generated=len(parent),
                         closed=set(parent))
 
@@ -187,7 +203,8 @@ def plan_cost(task: Task, plan: list[Operator]) -> float:
 
 
 def astar(task: Task, heuristic: Callable[[State], float], name: str,
-          max_states: int = 5_000_000, max_seconds: float | None = None) -> SearchResult:
+          max_states: int = 5_000_000, max_seconds: float | None = None,
+          progress: Progress = quiet) -> SearchResult:
     """A* on cost (length when unit); optimal for an admissible heuristic.
 
     The heuristic is evaluated lazily, when a state is first popped: until then
@@ -206,6 +223,7 @@ def astar(task: Task, heuristic: Callable[[State], float], name: str,
     counter = 0
     expanded = 0
     inf = float("inf")
+    last_report = start
     while heap:
         f, neg_g, _, s = heapq.heappop(heap)
         gs = -neg_g
@@ -226,9 +244,11 @@ def astar(task: Task, heuristic: Callable[[State], float], name: str,
                                 expanded=expanded, generated=len(g),
                                 seconds=time.perf_counter() - start)
         expanded += 1
-        if len(g) > max_states or (
-            max_seconds is not None and time.perf_counter() - start > max_seconds
-        ):
+        now = time.perf_counter()
+        if now - last_report > 10.0:
+            progress(f"{name}: {expanded} expanded, {len(g)} states, f = {f:g}")
+            last_report = now
+        if len(g) > max_states or (max_seconds is not None and now - start > max_seconds):
             return SearchResult("limit", name, expanded=expanded, generated=len(g),
                                 seconds=time.perf_counter() - start)
         for i, op in enumerate(ops):

@@ -17,7 +17,14 @@ from planaudit.formal.ground import COST_FUNCTION
 from planaudit.formal.heuristics import lmcut
 from planaudit.formal.load import load_task
 from planaudit.formal.plan import parse_plan
-from planaudit.formal.search import SearchResult, astar, breadth_first, unit_cost
+from planaudit.formal.search import (
+    Progress,
+    SearchResult,
+    astar,
+    breadth_first,
+    quiet,
+    unit_cost,
+)
 from planaudit.formal.validate import validate
 
 
@@ -34,14 +41,17 @@ def external_engine(task) -> str:
     return "enhsp-opt" if numeric else "fast-downward-opt"
 
 
-def _own(task, limits: Limits, unit: bool) -> SearchResult:
+def _own(task, limits: Limits, unit: bool, progress: Progress) -> SearchResult:
     """Breadth-first on unit-cost tasks (A* past the limit); A* on cost otherwise."""
     if not unit:
-        return astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds)
-    res = breadth_first(task, limits.bfs_states)
+        return astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds,
+                     progress=progress)
+    res = breadth_first(task, limits.bfs_states, progress)
     if res.status != "limit":
         return res
-    more = astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds)
+    progress(f"breadth-first stopped at {res.generated} states; A* with LM-cut takes over")
+    more = astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds,
+                 progress=progress)
     more.expanded += res.expanded
     return more
 
@@ -54,18 +64,22 @@ def _summary(status: str, length, cost, states, seconds, method: str, detail: st
     return d
 
 
-def solve(domain_path: str, problem_path: str, limits: Limits | None = None) -> dict:
+def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
+          progress: Progress = quiet) -> dict:
     """The truth record of one task (see `planaudit solve --json`)."""
     limits = limits or Limits()
     task = load_task(domain_path, problem_path)
     unit = unit_cost(task, task.all_operators())
-    own = _own(task, limits, unit)
+    own = _own(task, limits, unit, progress)
+    progress(f"own search: {own.method} {own.status} in {own.seconds:.1f} s")
     methods = {"own": _summary(own.status, own.length, own.cost, own.generated, own.seconds,
                                own.method)}
     ext: ExternalResult | None = None
     if limits.external:
         engine = external_engine(task)
+        progress(f"{engine}: running")
         ext = solve_external(domain_path, problem_path, engine, limits.external_seconds)
+        progress(f"{engine}: {ext.status} in {ext.seconds:.1f} s")
         ext_cost = None
         detail = ext.detail
         if ext.plan is not None:

@@ -71,7 +71,7 @@ def run(args) -> int:
         if cmd == "truth":
             limits = Limits(args.bfs_states, args.astar_seconds, args.external_seconds,
                             not args.no_external)
-            rec = make_truth(entry, Path(args.outdir), limits, args.audit)
+            rec = make_truth(entry, Path(args.outdir), limits, args.audit, _stderr)
             own = rec["methods"]["own"]
             print(f"{args.domain}/{args.task}: solvable={rec['solvable']} "
                   f"optimal_length={rec['optimal_length']} proven_by={rec['proven_by']} "
@@ -90,6 +90,10 @@ def run(args) -> int:
     except (CatalogError, LabelError, BriefError) as e:
         print(f"planaudit suite: {e}", file=sys.stderr)
         return 2
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
 
 def show(name: str, results: Path) -> int:

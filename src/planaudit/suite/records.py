@@ -9,6 +9,7 @@ from pathlib import Path
 
 from planaudit.formal.certificate import check
 from planaudit.formal.load import load_task
+from planaudit.formal.search import Progress, quiet
 from planaudit.formal.truth import Limits, solve
 from planaudit.suite.audit import fatal, label_problems
 from planaudit.suite.catalog import TaskEntry
@@ -23,10 +24,11 @@ class LabelError(ValueError):
     """A task whose claims disagree with what is proven."""
 
 
-def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str = "strict") -> dict:
+def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str = "strict",
+               progress: Progress = quiet) -> dict:
     """Prove a prepared task, write truth.json (and certificate.json), audit its label."""
     domain_file, problem_file = outdir / "domain.pddl", outdir / "problem.pddl"
-    record = solve(str(domain_file), str(problem_file), limits)
+    record = solve(str(domain_file), str(problem_file), limits, progress)
     cert = record.pop("certificate_data", None)
     cert_path = outdir / "certificate.json"
     if cert is not None:
