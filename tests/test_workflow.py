@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,17 @@ def test_suite_rule_writes_truth_and_summary_and_reruns_nothing(tmp_path):
     problem = (res / "blocksworld" / "p01" / "problem.pddl").read_text()
     assert all(f" {o} " not in problem for o in names)  # the hidden model is obfuscated
     assert (res / "audit.csv").read_text().startswith("domain,task,kind")
+    shown = subprocess.run([str(BIN / "planaudit"), "suite", "show", "blocksworld/p09",
+                            "--results", str(tmp_path / "results")],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0
+    for part in ("== domain brief ==", "== instance brief ==", "label: unsolvable",
+                 "proven: solvable=False", "certificate: reachable-states", "UNSOLVABLE"):
+        assert part in shown.stdout, part
+    instance = shown.stdout.split("== instance brief ==")[1].split("== truth ==")[0]
+    hidden = json.loads((res / "blocksworld" / "p09" / "names.json").read_text())
+    assert not set(re.findall(r"[\w-]+", instance)) & set(hidden)
+    assert all(v in instance for v in hidden.values())
     again = snakemake(cfg)
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr
