@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ROOT / "domains"
 DATA = Path(__file__).resolve().parent / "data"
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "planbench"
-SUITE_DOMAINS = ("blocksworld", "gripper", "logistics")
+SUITE_DOMAINS = ("blocksworld", "gripper", "logistics", "loadbalancing", "hospital")
 
 
 def suite_entries():

@@ -11,6 +11,7 @@ import pytest
 from planaudit.cli import main
 from planaudit.formal import load_task
 from planaudit.formal.certificate import RELAXED, STATES, CertificateError, check
+from planaudit.formal.task import conjuncts
 from planaudit.formal.truth import Limits, solve
 from planaudit.suite.audit import label_problems
 from tests.conftest import suite_entries
@@ -31,9 +32,12 @@ def test_methods_agree_and_label_holds(name):
     assert rec["agree"], rec["methods"]
     finished = [m for m in rec["methods"].values() if m["status"] in ("solved", "unsolvable")]
     assert finished, f"{name}: no method finished"
-    assert "fast-downward-opt" in rec["proven_by"], rec["methods"]
+    engine = "enhsp-opt" if ENTRIES[name].domain == "loadbalancing" else "fast-downward-opt"
+    assert engine in rec["proven_by"], rec["methods"]
+    if ENTRIES[name].domain in ("loadbalancing", "hospital"):
+        assert rec["proven_by"] == sorted([engine, "own"])  # both new domains: two witnesses
     if len(finished) == 2:
-        own, fd = rec["methods"]["own"], rec["methods"]["fast-downward-opt"]
+        own, fd = rec["methods"]["own"], rec["methods"][engine]
         assert own["status"] == fd["status"]
         assert own["length"] == fd["length"]
     assert label_problems(ENTRIES[name], rec) == []
@@ -71,27 +75,26 @@ def test_state_certificate_without_the_initial_state_is_rejected():
     task = load_task(e.domain_file, e.problem_file)
     cert = truth("blocksworld/p09")["certificate_data"]
     assert cert["kind"] == STATES
-    initial = sorted(task.facts(task.init))
-    forged = dict(cert, states=[s for s in cert["states"] if s != initial])
+    initial = set(task.facts(task.init))
+    forged = dict(cert, states=[row for row in cert["states"]
+                                if {cert["atoms"][i] for i in row[0]} != initial])
     assert len(forged["states"]) == len(cert["states"]) - 1
     with pytest.raises(CertificateError, match="initial state"):
         check(task, e.domain_file, e.problem_file, forged)
 
 
-def test_state_certificate_with_a_goal_state_is_rejected(tmp_path):
+def test_state_certificate_with_a_goal_state_is_rejected():
     e = ENTRIES["blocksworld/p09"]
     task = load_task(e.domain_file, e.problem_file)
     cert = dict(truth("blocksworld/p09")["certificate_data"])
-    goal_like = sorted(g for g in _goal_atoms(task))
-    cert["states"] = [*cert["states"], goal_like]
-    with pytest.raises(CertificateError):
-        check(task, e.domain_file, e.problem_file, cert)
-
-
-def _goal_atoms(task) -> list[str]:
-    from planaudit.formal.task import conjuncts
-
-    return [task.describe(c) for c in conjuncts(task.goal) if c[0] == "atom"]
+    atoms = list(cert["atoms"])
+    for g in (task.describe(c) for c in conjuncts(task.goal) if c[0] == "atom"):
+        if g not in atoms:
+            atoms.append(g)
+    goal_row = [[atoms.index(task.describe(c)) for c in conjuncts(task.goal) if c[0] == "atom"], []]
+    forged = dict(cert, atoms=atoms, states=[*cert["states"], goal_row])
+    with pytest.raises(CertificateError, match="satisfies the goal"):
+        check(task, e.domain_file, e.problem_file, forged)
 
 
 def test_solve_and_certify_check_cli(tmp_path, capsys):

@@ -115,6 +115,7 @@ def _validate_batch(records: Path, out: str | None) -> int:
 
 
 def cmd_solve(args) -> int:
+    from planaudit.formal.certificate import dumps as dump_certificate
     from planaudit.formal.truth import Limits, solve
 
     limits = Limits(bfs_states=args.state_limit, astar_seconds=args.astar_seconds,
@@ -123,7 +124,7 @@ def cmd_solve(args) -> int:
                    lambda msg: print(msg, file=sys.stderr, flush=True))
     cert = record.pop("certificate_data", None)
     if args.certificate and cert is not None:
-        Path(args.certificate).write_text(json.dumps(cert, indent=1) + "\n")
+        Path(args.certificate).write_text(dump_certificate(cert))
     if args.json:
         print(json.dumps(record, indent=2))
     else:

@@ -20,15 +20,26 @@ about, so one cannot be checked against another task.
 from __future__ import annotations
 
 import hashlib
+import json
 from itertools import product
 from pathlib import Path
 
 from planaudit.formal.ground import Task
 from planaudit.formal.syntax import parse
-from planaudit.formal.task import Operator, State
+from planaudit.formal.task import Operator, State, atom_indices
 
 RELAXED = "relaxed-reachability"
 STATES = "reachable-states"
+
+
+def dumps(cert: dict) -> str:
+    """A certificate as JSON: the header and tables readable, each state one short line."""
+    head = {k: v for k, v in cert.items() if k != "states"}
+    text = json.dumps(head, indent=1)
+    if "states" not in cert:
+        return text + "\n"
+    rows = ",\n".join(json.dumps(r, separators=(",", ":")) for r in cert["states"])
+    return text[:-2] + ',\n "states": [\n' + rows + "\n ]\n}\n"
 
 
 def sha256(path: str | Path) -> str:
@@ -95,9 +106,53 @@ def make(task: Task, domain_path, problem_path, closed: set | None) -> dict | No
     if not relaxed_possible(task.goal, reached, permanent_atoms(task, every_operator(task))):
         return {"kind": RELAXED, **header, "atoms": _atom_names(task, reached)}
     if closed is not None:
-        states = sorted(sorted(task.facts(s)) for s in closed)
-        return {"kind": STATES, **header, "states": states}
+        return {"kind": STATES, **header, **_state_table(task, closed)}
     return None
+
+
+def _state_table(task: Task, closed: set) -> dict:
+    """States written compactly: an atom table and a fluent table, then each state
+    as [indices of its true atoms, values of the fluents (null: undefined)]."""
+    used = 0
+    n_fluents = 0
+    for bits, nums in closed:
+        used |= bits
+        n_fluents = max(n_fluents, len(nums))
+    atoms = atom_indices(used)
+    position = {a: i for i, a in enumerate(atoms)}
+    names = [task.describe(("atom", a)) for a in atoms]
+    fluents = [task.describe_expr(("fv", i)) for i in range(n_fluents)]
+    rows = sorted(
+        ([position[a] for a in atom_indices(bits)],
+         [(None if v is None else (int(v) if float(v).is_integer() else v))
+          for v in (*nums, *([None] * (n_fluents - len(nums))))])
+        for bits, nums in closed)
+    return {"atoms": names, "fluents": fluents, "states": rows}
+
+
+def _states(task: Task, cert: dict) -> set[State]:
+    atoms = [_parse_fact(task, text, 0, []) for text in cert.get("atoms", [])]
+    fluents = []
+    for text in cert.get("fluents", []):
+        e = parse(text)
+        if len(e) != 1 or not isinstance(e[0], list) or not e[0]:
+            raise CertificateError(f"bad fluent {text!r}")
+        fluents.append(task.fluent(e[0][0], tuple(e[0][1:])))
+    out = set()
+    for row in cert.get("states", []):
+        try:
+            idx, values = row
+            bits = 0
+            for i in idx:
+                bits |= atoms[i]
+            nums: list = []
+            for f, v in zip(fluents, values, strict=True):
+                nums.extend([None] * (f + 1 - len(nums)))
+                nums[f] = None if v is None else float(v)
+        except (TypeError, ValueError, IndexError) as e:
+            raise CertificateError(f"bad state {row!r}: {e}") from None
+        out.add(_normal((bits, tuple(nums))))
+    return out
 
 
 def _parse_fact(task: Task, text: str, state_bits: int, nums: list) -> int:
@@ -115,15 +170,6 @@ def _parse_fact(task: Task, text: str, state_bits: int, nums: list) -> int:
     if e[0] not in task.domain.predicates:
         raise CertificateError(f"unknown predicate in {text!r}")
     return state_bits | 1 << task.atom(e[0], tuple(e[1:]))
-
-
-def _state(task: Task, facts: list[str]) -> State:
-    bits, nums = 0, []
-    for f in facts:
-        bits = _parse_fact(task, f, bits, nums)
-    while nums and nums[-1] is None:
-        nums.pop()
-    return (bits, tuple(nums))
 
 
 class CertificateError(ValueError):
@@ -172,7 +218,7 @@ def check(task: Task, domain_path, problem_path, cert: dict) -> None:
             raise CertificateError("the goal may hold within the certified atoms")
         return
     if kind == STATES:
-        states = {_state(task, facts) for facts in cert.get("states", [])}
+        states = _states(task, cert)
         if _normal(task.init) not in states:
             raise CertificateError("the initial state is missing from the certificate")
         for s in states:

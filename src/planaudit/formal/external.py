@@ -85,4 +85,8 @@ def solve_external(domain_path: str, problem_path: str, engine: str,
         return ExternalResult(engine, "limit", None, expanded, seconds, "timeout")
     if result.status == S.MEMOUT:
         return ExternalResult(engine, "limit", None, expanded, seconds, "out of memory")
-    return ExternalResult(engine, "error", None, expanded, seconds, f"status {result.status.name}")
+    errors = [m.message.strip() for m in result.log_messages or []
+              if m.level.name == "ERROR" and m.message.strip()]
+    why = f": {errors[-1][-500:]}" if errors else ""
+    return ExternalResult(engine, "error", None, expanded, seconds,
+                          f"status {result.status.name}{why}")

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from planaudit.formal.certificate import check
+from planaudit.formal.certificate import dumps as dump_certificate
 from planaudit.formal.load import load_task
 from planaudit.formal.search import Progress, quiet
 from planaudit.formal.truth import Limits, solve
@@ -32,7 +33,7 @@ def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str =
     cert = record.pop("certificate_data", None)
     cert_path = outdir / "certificate.json"
     if cert is not None:
-        cert_path.write_text(json.dumps(cert, indent=1) + "\n")
+        cert_path.write_text(dump_certificate(cert))
         check(load_task(domain_file, problem_file), domain_file, problem_file, cert)
         record["certificate_checked"] = True
     elif cert_path.exists():
