@@ -103,3 +103,28 @@ def test_bad_config_field_is_named(tmp_path):
     proc = snakemake(config(tmp_path, root, bfs_states="many"))
     assert proc.returncode != 0
     assert "bfs_states" in proc.stderr and "'many' is not of type 'integer'" in proc.stderr
+
+
+def test_external_suite_runs_and_its_wrong_label_is_audited(tmp_path):
+    from tests.test_suite import _external_suite
+
+    root = _external_suite(tmp_path)
+    cfg = {
+        "results": str(tmp_path / "results"),
+        "suite": {"source": "external", "root": str(root), "audit": "warn"},
+        "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
+                  "external": True},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = snakemake(path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    audit = list(csv.DictReader((tmp_path / "results" / "suite" / "audit.csv").open()))
+    assert [(a["domain"], a["task"], a["kind"]) for a in audit] == [("grip", "p02", "solvability")]
+    brief = json.loads((tmp_path / "results" / "suite" / "grip" / "p01" / "brief.json").read_text())
+    assert brief["instance"] == "Ball ball1 is in rooma. Bring it to roomb."
+    strict = dict(cfg, results=str(tmp_path / "strict"), suite=dict(cfg["suite"], audit="strict"))
+    path.write_text(yaml.safe_dump(strict))
+    assert snakemake(path).returncode != 0
+    log = (tmp_path / "strict" / "logs" / "suite" / "grip" / "p02.log").read_text()
+    assert "grip/p02: labelled solvable but proven unsolvable" in log

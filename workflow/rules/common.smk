@@ -3,7 +3,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from planaudit.suite.catalog import load_suite
+from planaudit.suite.catalog import load_suite, obfuscated
 
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -26,7 +26,3 @@ def task_inputs(wildcards):
     if not e.external:
         files.append(str(e.domain_file.parent / "nl.yaml"))
     return files
-
-
-def obfuscated(domain):
-    return domain in SUITE.get("obfuscate", [])

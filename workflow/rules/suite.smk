@@ -14,7 +14,7 @@ rule prepare:
         suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
         outdir=lambda wc, output: Path(output.problem).parent,
         obfuscate=lambda wc: (
-            f"--obfuscate --seed {SUITE.get('seed', 0)}" if obfuscated(wc.domain) else ""
+            f"--obfuscate --seed {SUITE.get('seed', 0)}" if obfuscated(SUITE, wc.domain) else ""
         ),
     log:
         f"{RESULTS}/logs/suite/{{domain}}/{{task}}.prepare.log",

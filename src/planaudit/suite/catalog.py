@@ -127,11 +127,22 @@ def load_external_tasks(root: str | Path, domain: str) -> list[TaskEntry]:
 
 
 def suite_domains(suite: dict) -> list[str]:
-    """The domains a suite config names; an external suite defaults to all of its folders."""
+    """The domains a suite config names; by default every domain folder under its root."""
     if suite.get("domains"):
         return list(suite["domains"])
     root = Path(suite["root"])
-    return sorted(p.parent.name for p in root.glob("*/prompts.json"))
+    listing = "prompts.json" if suite.get("source") == "external" else "tasks.yaml"
+    found = sorted(p.parent.name for p in root.glob(f"*/{listing}"))
+    if not found:
+        raise CatalogError(f"{root}: no domain folder with a {listing}")
+    return found
+
+
+def obfuscated(suite: dict, domain: str) -> bool:
+    """Built-in domains listed under `obfuscate`; external ones under `obfuscate_external`
+    (so that an external suite keeps its names unless its own config asks)."""
+    key = "obfuscate_external" if suite.get("source") == "external" else "obfuscate"
+    return domain in (suite.get(key) or [])
 
 
 def load_suite(suite: dict) -> list[TaskEntry]:
