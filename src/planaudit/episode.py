@@ -1,0 +1,36 @@
+"""Episode outcomes: exactly one per episode, decided from the truth and the verdict.
+
+`success` and `detected` are the two good endings; the others say how an
+episode failed (see ARCHITECTURE.md). `error` means the model could not be
+reached and is never counted as a model failure.
+"""
+
+from __future__ import annotations
+
+OUTCOMES = ("success", "detected", "goal-not-reached", "inapplicable-action", "malformed",
+            "false-abstention", "missed-unsolvable", "budget-exhausted", "error")
+NAME_FAILURES = frozenset({"unknown-action", "wrong-arity", "unknown-object", "type-mismatch"})
+
+
+def offline_outcome(solvable: bool, extraction_kind: str, failure_kind: str | None) -> str:
+    """The outcome of an offline answer.
+
+    `extraction_kind` is the output contract's reading of the reply ("plan",
+    "unsolvable", "malformed"); `failure_kind` the validator's first failure for
+    a plan (None when it is valid).
+    """
+    if extraction_kind == "malformed":
+        return "malformed"
+    if extraction_kind == "unsolvable":
+        return "false-abstention" if solvable else "detected"
+    if not solvable:
+        return "missed-unsolvable"
+    if failure_kind is None:
+        return "success"
+    if failure_kind in NAME_FAILURES:
+        return "malformed"
+    if failure_kind == "precondition":
+        return "inapplicable-action"
+    if failure_kind == "goal":
+        return "goal-not-reached"
+    raise ValueError(f"unknown failure kind {failure_kind!r}")

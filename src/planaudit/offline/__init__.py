@@ -1,0 +1,1 @@
+"""The offline regime: the output contract and the prompting strategies."""
