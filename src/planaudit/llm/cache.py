@@ -1,0 +1,47 @@
+"""A persistent cache of model replies, keyed by exactly what decides a reply.
+
+The key covers the model string, the messages, the tools, the temperature, the
+output cap and the sample index, and nothing else: retries, timeouts,
+concurrency or the API key do not change what a model would say, so they do
+not change the key. Entries are JSON files written atomically (a temporary file
+renamed into place), so a killed run never leaves a half-written entry, and a
+rerun never pays twice for a call that already succeeded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample")
+
+
+def cache_key(request: dict) -> str:
+    decisive = {k: request.get(k) for k in KEY_FIELDS}
+    canonical = json.dumps(decisive, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Cache:
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            return json.loads(self._path(key).read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def put(self, key: str, value: dict) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(value, fh)
+        os.replace(tmp, path)

@@ -1,0 +1,154 @@
+"""One model behind one door: a cached, retried, priced litellm call.
+
+Every call returns a `Call` record (reply, tokens, cost, latency, cache hit,
+attempts, error) that the episode sums into its row and writes into its
+transcript. A call that still fails after its retries comes back with `error`
+set instead of raising, so one bad call ends one episode, never a shard.
+API keys are read by litellm from the environment and never pass through here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+
+import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
+from planaudit.llm.cache import Cache, cache_key
+
+
+@dataclass
+class ModelConfig:
+    name: str
+    model: str  # the litellm model string
+    family: str = ""
+    tier: str = ""
+    api_base: str | None = None
+    input_price: float | None = None  # dollars per million tokens
+    output_price: float | None = None
+    max_concurrency: int = 4
+    timeout: float = 120.0
+    max_retries: int = 5
+    backoff_base: float = 1.0
+    backoff_cap: float = 60.0
+
+
+@dataclass
+class Call:
+    content: str | None
+    tool_calls: list = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    attempts: int = 0
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The server's Retry-After, in seconds, where the exception carries it."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _retryable(exc: Exception) -> bool:
+    import litellm
+
+    transient = (litellm.RateLimitError, litellm.InternalServerError, litellm.APIConnectionError,
+                 litellm.ServiceUnavailableError, litellm.BadGatewayError, litellm.Timeout)
+    return isinstance(exc, transient)
+
+
+class Client:
+    """Calls one configured model; `sleep` is injectable so tests need not wait."""
+
+    def __init__(self, cfg: ModelConfig, cache: Cache,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 rng: random.Random | None = None):
+        self.cfg = cfg
+        self.cache = cache
+        self.sleep = sleep
+        self.rng = rng or random.Random(0)
+        self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
+        self.waits: list[float] = []  # every backoff taken, for the record
+
+    def _cost(self, input_tokens: int, output_tokens: int) -> float:
+        if self.cfg.input_price is not None and self.cfg.output_price is not None:
+            return (input_tokens * self.cfg.input_price
+                    + output_tokens * self.cfg.output_price) / 1e6
+        import litellm
+
+        try:
+            prompt, completion = litellm.cost_per_token(
+                model=self.cfg.model, prompt_tokens=input_tokens,
+                completion_tokens=output_tokens)
+        except Exception:  # a model litellm has no price for costs what the config says: 0
+            return 0.0
+        return prompt + completion
+
+    def _backoff(self, attempt: int, exc: Exception) -> float:
+        hinted = _retry_after(exc)
+        if hinted is not None:
+            return min(hinted, self.cfg.backoff_cap)
+        base = min(self.cfg.backoff_base * 2 ** attempt, self.cfg.backoff_cap)
+        return base * (0.5 + self.rng.random() / 2)  # jitter: spread retries apart
+
+    async def complete(self, messages: list[dict], *, temperature: float = 0.0,
+                       max_tokens: int = 4096, sample: int = 0,
+                       tools: list | None = None) -> Call:
+        request = {"model": self.cfg.model, "messages": messages, "tools": tools,
+                   "temperature": temperature, "max_tokens": max_tokens, "sample": sample}
+        key = cache_key(request)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return Call(**{**hit, "cache_hit": True, "latency_s": 0.0, "attempts": 0})
+        async with self.semaphore:
+            call = await self._call(request)
+        if call.error is None:
+            self.cache.put(key, call.to_json())
+        return call
+
+    async def _call(self, request: dict) -> Call:
+        import litellm
+
+        kwargs = {"model": request["model"], "messages": request["messages"],
+                  "temperature": request["temperature"], "max_tokens": request["max_tokens"],
+                  "timeout": self.cfg.timeout, "max_retries": 0}
+        if request["tools"]:
+            kwargs["tools"] = request["tools"]
+        if self.cfg.api_base:
+            kwargs["api_base"] = self.cfg.api_base
+        error = None
+        for attempt in range(self.cfg.max_retries + 1):
+            start = time.perf_counter()
+            try:
+                resp = await litellm.acompletion(**kwargs)
+            except Exception as exc:  # litellm maps every provider failure to its own types
+                error = f"{type(exc).__name__}: {str(exc)[:300]}"
+                if not _retryable(exc) or attempt == self.cfg.max_retries:
+                    return Call(None, attempts=attempt + 1, error=error)
+                wait = self._backoff(attempt, exc)
+                self.waits.append(wait)
+                await self.sleep(wait)
+                continue
+            latency = time.perf_counter() - start
+            choice = resp.choices[0]
+            usage = getattr(resp, "usage", None)
+            tin = int(getattr(usage, "prompt_tokens", 0) or 0)
+            tout = int(getattr(usage, "completion_tokens", 0) or 0)
+            tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
+                          for tc in (getattr(choice.message, "tool_calls", None) or [])]
+            return Call(choice.message.content, tool_calls, tin, tout, self._cost(tin, tout),
+                        latency, False, attempt + 1)
+        return Call(None, attempts=self.cfg.max_retries + 1, error=error)

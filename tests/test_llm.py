@@ -1,0 +1,113 @@
+"""The real litellm path against a scripted local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from planaudit.llm.cache import Cache, cache_key
+from planaudit.llm.client import Client, ModelConfig
+from tests.fake_openai import FakeOpenAI, delay, reply, status
+
+SECRET = "sk-planaudit-test-secret-0123456789"
+MESSAGES = [{"role": "user", "content": "Plan, please."}]
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+
+def client(server: FakeOpenAI, tmp_path, **cfg) -> tuple[Client, list[float]]:
+    slept: list[float] = []
+
+    async def sleep(s: float) -> None:  # record the backoff instead of waiting it out
+        slept.append(s)
+
+    model = ModelConfig("test", "openai/test-model", api_base=server.api_base,
+                        input_price=2.5, output_price=10.0, **cfg)
+    return Client(model, Cache(tmp_path / "cache"), sleep=sleep), slept
+
+
+def run(c: Client, **kw):
+    return asyncio.run(c.complete(MESSAGES, **kw))
+
+
+def test_reply_tokens_and_cost(tmp_path):
+    with FakeOpenAI([reply("```\n(pick-up a)\n```", 1000, 200)]) as srv:
+        c, _ = client(srv, tmp_path)
+        call = run(c)
+    assert call.error is None and call.content == "```\n(pick-up a)\n```"
+    assert (call.input_tokens, call.output_tokens) == (1000, 200)
+    assert call.cost_usd == pytest.approx((1000 * 2.5 + 200 * 10.0) / 1e6)
+    assert call.attempts == 1 and not call.cache_hit
+    assert srv.requests[0]["temperature"] == 0.0 and srv.requests[0]["max_tokens"] == 4096
+
+
+def test_rate_limit_honours_retry_after_then_succeeds(tmp_path):
+    with FakeOpenAI([status(429, {"Retry-After": "7"}), reply("ok")]) as srv:
+        c, slept = client(srv, tmp_path)
+        call = run(c)
+    assert call.content == "ok" and call.attempts == 2
+    assert slept == [7.0] and len(srv.requests) == 2
+
+
+def test_server_error_is_retried_with_growing_jittered_backoff(tmp_path):
+    with FakeOpenAI([status(500), status(503), reply("ok")]) as srv:
+        c, slept = client(srv, tmp_path, backoff_base=1.0)
+        call = run(c)
+    assert call.content == "ok" and call.attempts == 3
+    assert 0.5 <= slept[0] <= 1.0 and 1.0 <= slept[1] <= 2.0
+
+
+def test_timeout_is_retried(tmp_path):
+    with FakeOpenAI([delay(3.0), reply("ok")]) as srv:
+        c, slept = client(srv, tmp_path, timeout=0.5)
+        call = run(c)
+    assert call.content == "ok" and call.attempts == 2 and len(slept) == 1
+
+
+def test_persistent_failure_is_an_error_not_an_exception(tmp_path):
+    with FakeOpenAI([status(500)] * 3) as srv:
+        c, slept = client(srv, tmp_path, max_retries=2)
+        call = run(c)
+    assert call.content is None and call.attempts == 3 and len(slept) == 2
+    assert "InternalServerError" in call.error
+
+
+def test_bad_request_is_not_retried(tmp_path):
+    with FakeOpenAI([status(400)]) as srv:
+        c, slept = client(srv, tmp_path)
+        call = run(c)
+    assert call.error and call.attempts == 1 and slept == [] and len(srv.requests) == 1
+
+
+def test_cache_answers_a_rerun_without_reaching_the_server(tmp_path):
+    with FakeOpenAI([reply("first", 50, 7)]) as srv:
+        c, _ = client(srv, tmp_path)
+        first = run(c)
+        again = run(client(srv, tmp_path)[0])  # a new client: the cache is on disk
+        other = run(c, sample=1)  # another sample index is another call
+    assert len(srv.requests) == 2
+    assert again.cache_hit and again.content == "first" and again.input_tokens == 50
+    assert not first.cache_hit and other.content == "(default)"
+
+
+def test_cache_key_ignores_what_does_not_decide_a_reply():
+    base = {"model": "m", "messages": MESSAGES, "tools": None, "temperature": 0.0,
+            "max_tokens": 10, "sample": 0}
+    assert cache_key(base) == cache_key({**base, "timeout": 5, "retries": 3, "api_key": "x"})
+    assert cache_key(base) != cache_key({**base, "temperature": 0.7})
+
+
+def test_no_api_key_reaches_any_written_file(tmp_path):
+    with FakeOpenAI([reply("ok"), status(401)]) as srv:
+        c, _ = client(srv, tmp_path)
+        run(c)
+        failed = run(c, sample=3)
+    assert failed.error and SECRET not in failed.error
+    written = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert written
+    for p in written:
+        assert SECRET not in p.read_text()
