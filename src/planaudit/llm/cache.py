@@ -1,7 +1,8 @@
 """A persistent cache of model replies, keyed by exactly what decides a reply.
 
 The key covers the model string, the messages, the tools, the temperature, the
-output cap and the sample index, and nothing else: retries, timeouts,
+output cap, the sample index and the call's metadata (task, purpose, a
+reference model's fault rates), and nothing else: retries, timeouts,
 concurrency or the API key do not change what a model would say, so they do
 not change the key. Entries are JSON files written atomically (a temporary file
 renamed into place), so a killed run never leaves a half-written entry, and a
@@ -16,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample")
+KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample", "metadata")
 
 
 def cache_key(request: dict) -> str:

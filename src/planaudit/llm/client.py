@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 from planaudit.llm.cache import Cache, cache_key
+from planaudit.llm.reference import PROVIDER, register
 
 
 @dataclass
@@ -82,6 +83,8 @@ class Client:
         self.rng = rng or random.Random(0)
         self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
         self.waits: list[float] = []  # every backoff taken, for the record
+        if cfg.model.startswith(PROVIDER + "/"):
+            register()
 
     def _cost(self, input_tokens: int, output_tokens: int) -> float:
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
@@ -105,10 +108,14 @@ class Client:
         return base * (0.5 + self.rng.random() / 2)  # jitter: spread retries apart
 
     async def complete(self, messages: list[dict], *, temperature: float = 0.0,
-                       max_tokens: int = 4096, sample: int = 0,
-                       tools: list | None = None) -> Call:
+                       max_tokens: int = 4096, sample: int = 0, tools: list | None = None,
+                       metadata: dict | None = None) -> Call:
+        """One call. `metadata` (the task, the call's purpose, a reference model's
+        fault rates) is part of the cache key, since for reference models it
+        decides the reply."""
         request = {"model": self.cfg.model, "messages": messages, "tools": tools,
-                   "temperature": temperature, "max_tokens": max_tokens, "sample": sample}
+                   "temperature": temperature, "max_tokens": max_tokens, "sample": sample,
+                   "metadata": metadata}
         key = cache_key(request)
         hit = self.cache.get(key)
         if hit is not None:
@@ -127,6 +134,8 @@ class Client:
                   "timeout": self.cfg.timeout, "max_retries": 0}
         if request["tools"]:
             kwargs["tools"] = request["tools"]
+        if request["metadata"]:
+            kwargs["metadata"] = request["metadata"]
         if self.cfg.api_base:
             kwargs["api_base"] = self.cfg.api_base
         error = None

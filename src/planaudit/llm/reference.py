@@ -1,0 +1,122 @@
+"""Reference models: non-LLM calibrators that take exactly the path real models take.
+
+`reference/oracle` has privileged access to the hidden model (the task folder
+named in the call's metadata) and answers a final call with an optimal plan or
+`UNSOLVABLE`. `reference/flawed` answers as the oracle, then injects seeded
+faults at the rates the call's metadata gives. Both answer every other call a
+strategy makes sensibly: a scoring call gets a score, any other intermediate
+call a short text. They are registered as a litellm custom provider, so their
+calls are cached, priced (at zero) and written to transcripts like any other.
+Their replies are never an LLM's: tables must label them as references.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
+
+FAULTS = ("drop_action", "swap_adjacent", "wrong_argument", "unknown_object",
+          "unsolvable_on_solvable", "plan_on_unsolvable")
+PROVIDER = "reference"
+
+
+def _plan_block(steps: list[str]) -> str:
+    return "```\n" + "\n".join(steps) + "\n```"
+
+
+def _split(step: str) -> list[str]:
+    return step.strip("()").split()
+
+
+def flawed_plan(truth: dict, objects: list[str], faults: dict, rng: random.Random,
+                random_plan) -> str:
+    """The oracle's answer with faults injected, each at its configured rate."""
+    def hit(name: str) -> bool:
+        return rng.random() < float(faults.get(name, 0.0))
+
+    if not truth["solvable"]:
+        return _plan_block(random_plan(rng)) if hit("plan_on_unsolvable") else "UNSOLVABLE"
+    if hit("unsolvable_on_solvable"):
+        return "UNSOLVABLE"
+    steps = list(truth["plan"])
+    if steps and hit("drop_action"):
+        steps.pop(rng.randrange(len(steps)))
+    if len(steps) >= 2 and hit("swap_adjacent"):
+        i = rng.randrange(len(steps) - 1)
+        steps[i], steps[i + 1] = steps[i + 1], steps[i]
+    if steps and hit("wrong_argument"):
+        i = rng.randrange(len(steps))
+        words = _split(steps[i])
+        if len(words) > 1:
+            j = rng.randrange(1, len(words))
+            others = [o for o in objects if o != words[j]]
+            if others:
+                words[j] = rng.choice(others)
+                steps[i] = "(" + " ".join(words) + ")"
+    if steps and hit("unknown_object"):
+        i = rng.randrange(len(steps))
+        words = _split(steps[i])
+        if len(words) > 1:
+            words[rng.randrange(1, len(words))] = "obj_unknown"
+            steps[i] = "(" + " ".join(words) + ")"
+    return _plan_block(steps)
+
+
+def answer(variant: str, meta: dict) -> str:
+    """What a reference model says to one call, given the call's metadata."""
+    purpose = meta.get("purpose", "final")
+    if purpose == "score":
+        return "10"
+    if purpose != "final":
+        return "Noted. (reference model: no reasoning of its own)"
+    folder = Path(meta["task_dir"])
+    truth = json.loads((folder / "truth.json").read_text())
+    if variant == "oracle":
+        return _plan_block(truth["plan"]) if truth["solvable"] else "UNSOLVABLE"
+    if variant != "flawed":
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task', folder)}:{meta.get('sample', 0)}")
+    objects = sorted(json.loads((folder / "names.json").read_text()).values())
+
+    def random_plan(r: random.Random) -> list[str]:
+        from planaudit.formal.load import load_task
+
+        task = load_task(folder / "domain.pddl", folder / "problem.pddl")
+        ops = task.all_operators()
+        return [r.choice(ops).name for _ in range(3)] if ops else ["(noop)"]
+
+    return flawed_plan(truth, objects, meta.get("faults", {}), rng, random_plan)
+
+
+def register() -> None:
+    """Make `reference/...` model strings resolve to this module (idempotent)."""
+    import litellm
+    from litellm import CustomLLM
+
+    if any(p.get("provider") == PROVIDER for p in litellm.custom_provider_map):
+        return
+
+    class Reference(CustomLLM):
+        def _respond(self, kwargs: dict):
+            meta = (kwargs.get("litellm_params") or {}).get("metadata") or {}
+            text = answer(kwargs["model"], meta)
+            prompt = litellm.token_counter(model="gpt-4o", messages=kwargs["messages"])
+            completion = litellm.token_counter(model="gpt-4o", text=text)
+            return litellm.ModelResponse(
+                model=f"{PROVIDER}/{kwargs['model']}",
+                choices=[{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": text}}],
+                usage=litellm.Usage(prompt_tokens=prompt, completion_tokens=completion,
+                                    total_tokens=prompt + completion))
+
+        def completion(self, *args, **kwargs):
+            return self._respond(kwargs)
+
+        async def acompletion(self, *args, **kwargs):
+            return self._respond(kwargs)
+
+    litellm.custom_provider_map = [*litellm.custom_provider_map,
+                                   {"provider": PROVIDER, "custom_handler": Reference()}]
