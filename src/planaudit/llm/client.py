@@ -129,6 +129,7 @@ class Client:
     async def _call(self, request: dict) -> Call:
         import litellm
 
+        litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
         kwargs = {"model": request["model"], "messages": request["messages"],
                   "temperature": request["temperature"], "max_tokens": request["max_tokens"],
                   "timeout": self.cfg.timeout, "max_retries": 0}

@@ -1,0 +1,140 @@
+"""One offline episode: a strategy answers a prepared task; the hidden model judges it.
+
+The episode reads only what the suite stage wrote (`brief.json`, `truth.json`,
+the hidden `domain.pddl`/`problem.pddl`), sends every call through `llm/`, and
+returns its row and its transcript (every message and every call record, enough
+to re-score it without calling the model again).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planaudit import __version__
+from planaudit.episode import offline_outcome
+from planaudit.formal import load_task, parse_plan, validate
+from planaudit.formal.syntax import parse
+from planaudit.llm.client import Call, Client
+from planaudit.offline.contract import extract
+from planaudit.offline.strategies import STRATEGIES, Context
+from planaudit.suite.brief import Renderer, load_templates
+
+
+class CallFailed(Exception):
+    """A model call failed after its retries: the episode ends as `error`."""
+
+
+def _literal(text: str) -> tuple:
+    """A diagnosis literal such as "(not (clear b))" as a formula for the renderer."""
+    expr = parse(text)[0]
+
+    def conv(e):
+        if e[0] == "not":
+            return ("not", conv(e[1]))
+        if e[0] in ("and", "or"):
+            return (e[0], tuple(conv(x) for x in e[1:]))
+        return ("atom", e[0], tuple(e[1:]))
+
+    return conv(expr)
+
+
+def feedback(task, renderer: Renderer | None, reply: str, actions: frozenset[str]) -> str | None:
+    """The first failure of a reply, in plain words (no PDDL), or None when it is valid."""
+    ex = extract(reply, actions)
+    if ex.kind == "malformed":
+        return f"the answer breaks the output format ({ex.reason})."
+    if ex.kind == "unsolvable":
+        return None
+    verdict = validate(task, parse_plan(ex.plan_text))
+    f = verdict.failure
+    if f is None:
+        return None
+
+    def words(lits: list[str]) -> str:
+        if renderer is None:
+            return "; ".join(lits)
+        out = []
+        for lit in lits:
+            try:
+                out.append(renderer.sentence(_literal(lit)))
+            except Exception:  # numeric or compound conditions: say that one holds not
+                out.append("a required condition")
+        return "; ".join(out)
+
+    if f.kind == "goal":
+        return f"after the last action the goal is not reached: not yet true: {words(f.unsatisfied)}."
+    if f.kind == "precondition":
+        return (f"action {f.step}, {f.action}, cannot be applied: these conditions do not hold "
+                f"then: {words(f.unsatisfied)}.")
+    return f"action {f.step}, {f.action}: {f.detail}."
+
+
+def _sum(calls: list[Call], attr: str):
+    return sum(getattr(c, attr) for c in calls)
+
+
+async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
+                      task_name: str, config_hash: str = "", reference_meta: dict | None = None,
+                      tier: str = "") -> tuple[dict, list[dict]]:
+    brief = json.loads((folder / "brief.json").read_text())
+    truth = json.loads((folder / "truth.json").read_text())
+    task = load_task(folder / "domain.pddl", folder / "problem.pddl")
+    actions = frozenset(task.domain.actions)
+    calls: list[Call] = []
+    transcript: list[dict] = []
+
+    async def ask(messages, purpose="final", temperature=None, sample=0) -> str:
+        temp = float(params.get("temperature", 0.0)) if temperature is None else temperature
+        meta = {"task_dir": str(folder), "task": task_name, "purpose": purpose,
+                "sample": sample, **(reference_meta or {})}
+        call = await client.complete(messages, temperature=temp,
+                                     max_tokens=int(params.get("max_tokens", 4096)),
+                                     sample=sample, metadata=meta)
+        calls.append(call)
+        transcript.append({"purpose": purpose, "messages": messages, "call": call.to_json()})
+        if call.error is not None:
+            raise CallFailed(call.error)
+        return call.content or ""
+
+    renderer = None
+    source = brief.get("source", "")
+    if source.endswith("nl.yaml") and Path(source).is_file():
+        renderer = Renderer(load_templates(source))
+    ctx = Context(brief, ask, params, lambda reply: feedback(task, renderer, reply, actions))
+    domain, name = task_name.split("/")
+    solvable = bool(truth["solvable"])
+    row = {
+        "regime": "offline", "model": client.cfg.name, "model_tier": tier or client.cfg.tier,
+        "reference": client.cfg.model.startswith("reference/"), "method": method,
+        "domain": domain, "task": name, "solvable": solvable,
+        "optimal_length": truth["optimal_length"],
+    }
+    try:
+        reply = await STRATEGIES[method](ctx)
+    except CallFailed:
+        reply = None
+    if reply is None:
+        row.update(outcome="error", executable=None, plan_length=None, first_failure_step=None,
+                   first_failure_kind=None, contract_breach=None)
+    else:
+        ex = extract(reply, actions)
+        verdict = validate(task, parse_plan(ex.plan_text)) if ex.kind == "plan" else None
+        failure = verdict.failure if verdict else None
+        row.update(
+            outcome=offline_outcome(solvable, ex.kind, failure.kind if failure else None),
+            executable=verdict.executable if verdict else None,
+            plan_length=len(ex.steps) if ex.kind == "plan" else None,
+            first_failure_step=failure.step if failure else None,
+            first_failure_kind=failure.kind if failure else None,
+            contract_breach=ex.reason,
+        )
+    row["success"] = row["outcome"] == "success"
+    row["detected"] = row["outcome"] == "detected"
+    row["efficiency"] = (truth["optimal_length"] / row["plan_length"]
+                         if row["success"] and row["plan_length"] else None)
+    row.update(n_calls=len(calls), input_tokens=_sum(calls, "input_tokens"),
+               output_tokens=_sum(calls, "output_tokens"), cost_usd=_sum(calls, "cost_usd"),
+               latency_s=_sum(calls, "latency_s"), cache_hits=sum(c.cache_hit for c in calls),
+               config_hash=config_hash, code_version=__version__)
+    return row, transcript

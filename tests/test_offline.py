@@ -1,0 +1,112 @@
+"""Offline episodes end to end through the real litellm path: every strategy with the
+oracle, faults through the flawed model, the modulo loop, scripted replies from a
+local OpenAI-compatible server, and the hidden model never in a transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client, ModelConfig
+from planaudit.offline.run import run_episode
+from planaudit.offline.strategies import STRATEGIES
+from tests.fake_openai import FakeOpenAI, reply, status
+from tests.test_reference import TASKS, task_dir
+
+STRATEGY_NAMES = ["direct", "cot", "plan-and-solve", "step-back", "self-refine", "tot", "modulo"]
+PARAMS = {"tot": {"depth": 2, "samples": 2, "beam": 2}}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("suite"))
+    return {name: task_dir(name, root) for name in TASKS}
+
+
+def episode(model: str, method: str, folder, name: str, tmp, **kw):
+    client = Client(ModelConfig(model, model, api_base=kw.pop("api_base", None),
+                                max_retries=kw.pop("max_retries", 5)), Cache(tmp / "cache"))
+    return asyncio.run(run_episode(client, method, PARAMS.get(method, {}), folder,
+                                   task_name=name, **kw))
+
+
+def test_every_registered_strategy_is_covered():
+    assert sorted(STRATEGIES) == sorted(STRATEGY_NAMES)
+
+
+@pytest.mark.parametrize("method", STRATEGY_NAMES)
+def test_oracle_scores_perfectly_under_every_strategy(folders, method, tmp_path):
+    for name, folder in folders.items():
+        row, transcript = episode("reference/oracle", method, folder, name, tmp_path)
+        assert row["outcome"] == ("success" if row["solvable"] else "detected"), (name, row)
+        assert row["reference"] is True and row["n_calls"] == len(transcript) >= 1
+        if row["success"]:
+            assert row["efficiency"] == 1.0 and row["plan_length"] == row["optimal_length"]
+
+
+def test_transcripts_never_show_the_hidden_model(folders, tmp_path):
+    for name, folder in folders.items():
+        names = json.loads((folder / "names.json").read_text())
+        obfuscated = any(k != v for k, v in names.items())
+        for method in ("direct", "modulo"):
+            _, transcript = episode("reference/flawed", method, folder, name, tmp_path,
+                                    reference_meta={"faults": {"drop_action": 1.0}})
+            text = json.dumps([t["messages"] for t in transcript])
+            assert not re.search(r"\(define|\(:action|:precondition|\(:init|:effect", text)
+            if obfuscated:
+                words = set(re.findall(r"[\w-]+", text))
+                assert not words & {k for k in names if len(k) > 1}, name
+
+
+def test_modulo_feeds_the_first_failure_back_in_plain_words(folders, tmp_path):
+    folder = folders["logistics/p03"]
+    row, transcript = episode("reference/flawed", "modulo", folder, "logistics/p03", tmp_path,
+                              reference_meta={"faults": {"drop_action": 1.0}})
+    feedback = [m["content"] for t in transcript for m in t["messages"]
+                if "A validator rejected" in m["content"]]
+    assert feedback and ("cannot be applied" in feedback[0] or "goal is not reached" in feedback[0])
+    assert "(at " not in feedback[0]  # conditions come through the brief's templates
+    assert row["n_calls"] == 4 and row["outcome"] != "success"
+
+
+def test_scripted_model_two_blocks_last_counts(folders, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    folder = folders["blocksworld/p04"]
+    truth = json.loads((folder / "truth.json").read_text())
+    text = "Draft:\n```\n(pick-up x)\n```\nFinal:\n```\n" + "\n".join(truth["plan"]) + "\n```"
+    with FakeOpenAI([reply(text, 900, 120)]) as srv:
+        row, _ = episode("openai/test", "direct", folder, "blocksworld/p04", tmp_path,
+                         api_base=srv.api_base)
+    assert row["outcome"] == "success" and row["input_tokens"] == 900
+    assert row["reference"] is False
+
+
+@pytest.mark.parametrize(("script", "outcome"), [
+    ([reply("")], "malformed"),
+    ([reply("I cannot decide.")], "malformed"),
+    ([status(500)] * 3, "error"),
+    ([status(429, {"Retry-After": "0"}), reply("UNSOLVABLE")], "false-abstention"),
+])
+def test_scripted_endings(folders, tmp_path, script, outcome, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    folder = folders["blocksworld/p04"]
+    with FakeOpenAI(script) as srv:
+        row, _ = episode("openai/test", "direct", folder, "blocksworld/p04", tmp_path,
+                         api_base=srv.api_base, max_retries=2)
+    assert row["outcome"] == outcome
+
+
+def test_a_reply_far_over_the_length_cap_is_judged_like_any_other(folders, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    folder = folders["blocksworld/p04"]
+    first = json.loads((folder / "truth.json").read_text())["plan"][0]
+    text = "```\n" + (first + "\n") * 3000 + "```"  # ~30k tokens: a runaway repetition
+    with FakeOpenAI([reply(text, 900, 30000)]) as srv:
+        row, _ = episode("openai/test", "direct", folder, "blocksworld/p04", tmp_path,
+                         api_base=srv.api_base)
+    assert row["outcome"] == "inapplicable-action" and row["first_failure_step"] == 2
+    assert row["plan_length"] == 3000 and row["output_tokens"] == 30000
