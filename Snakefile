@@ -10,9 +10,11 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
+include: "workflow/rules/offline.smk"
 
 
 rule all:
     input:
         SUMMARY,
+        OFFLINE_SHARDS,
     default_target: True

@@ -128,3 +128,36 @@ def test_external_suite_runs_and_its_wrong_label_is_audited(tmp_path):
     assert snakemake(path).returncode != 0
     log = (tmp_path / "strict" / "logs" / "suite" / "grip" / "p02.log").read_text()
     assert "grip/p02: labelled solvable but proven unsolvable" in log
+
+
+def test_offline_shards_run_and_only_a_changed_method_reruns(tmp_path):
+    import polars as pl
+
+    root = make_suite(tmp_path, {"p01": "solvable", "p09": "unsolvable"})
+    cfg_path = config(tmp_path, root)
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["models"] = [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}]
+    cfg["cache"] = str(tmp_path / "cache")
+    cfg["offline"] = {"methods": ["direct", "cot"], "params": {"cot": {}}}
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+
+    def run(*extra):
+        return subprocess.run([str(BIN / "snakemake"), *extra, "--cores", "2", "--nolock",
+                               "--configfile", str(cfg_path)],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+    proc = run()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    shard = tmp_path / "results" / "episodes" / "offline" / "oracle" / "direct" / "blocksworld.parquet"
+    rows = pl.read_parquet(shard).sort("task")
+    assert rows["outcome"].to_list() == ["success", "detected"]
+    assert rows["reference"].all()
+    transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
+        "blocksworld" / "p01.jsonl"
+    assert transcript.read_text().count('"purpose"') == 1
+    cfg["offline"]["params"]["cot"] = {"note": "changed"}
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    dry = run("-n")
+    assert re.search(r"offline_oracle\s+1\n", dry.stdout), dry.stdout  # one shard reruns...
+    assert re.search(r"output: \S+/oracle/cot/blocksworld\.parquet", dry.stdout)  # ...cot's

@@ -165,6 +165,64 @@ def cmd_certify_check(args) -> int:
     return EXIT_OK
 
 
+# -- episodes -------------------------------------------------------------------------
+
+
+def cmd_offline_shard(args) -> int:
+    from planaudit.experiment import ConfigError, load_config
+    from planaudit.offline.shard import run_shard
+
+    try:
+        config = json.loads(args.spec) if args.spec else load_config(args.config)
+        frame = run_shard(config, args.model, args.method, args.domain, Path(args.suite),
+                          Path(args.out), Path(args.transcripts))
+    except (ConfigError, FileNotFoundError) as e:
+        raise InputError(str(e)) from None
+    counts = frame["outcome"].value_counts().sort("outcome")
+    print(f"{args.model}/{args.method}/{args.domain}: {frame.height} episodes: "
+          + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_episode(args) -> int:
+    """Run one episode and print its transcript and row: the debugging tool."""
+    import asyncio
+
+    from planaudit.experiment import (
+        ConfigError,
+        load_config,
+        method_params,
+        model_config,
+        model_entry,
+        reference_meta,
+    )
+    from planaudit.llm.cache import Cache
+    from planaudit.llm.client import Client
+    from planaudit.offline.run import run_episode
+
+    try:
+        config = load_config(args.config)
+        entry = model_entry(config, args.model)
+        params = method_params(config, "offline", args.method)
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    folder = Path(args.results) / "suite" / args.task
+    if not (folder / "truth.json").is_file():
+        raise InputError(f"{folder}: not prepared (run `snakemake suite` first)")
+    client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
+    row, transcript = asyncio.run(run_episode(
+        client, args.method, params, folder, task_name=args.task,
+        reference_meta=reference_meta(entry), tier=entry.get("tier", "")))
+    for step in transcript:
+        call = step["call"]
+        print(f"--- {step['purpose']} call: {call['input_tokens']} in, {call['output_tokens']} "
+              f"out, cache hit {call['cache_hit']}{', ERROR ' + call['error'] if call['error'] else ''}")
+        print(f">>> {step['messages'][-1]['content'][-400:]}")
+        print(f"<<< {call['content']}")
+    print(json.dumps(row, indent=1))
+    return EXIT_OK
+
+
 # -- suite --------------------------------------------------------------------------
 
 
@@ -208,6 +266,27 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("problem")
     c.add_argument("certificate")
     c.set_defaults(func=cmd_certify_check)
+
+    o = sub.add_parser("offline", help="the offline regime")
+    osub = o.add_subparsers(dest="offline_command", required=True)
+    sh = osub.add_parser("shard", help="run one model x method x domain shard")
+    sh.add_argument("--config", default="config/config.yaml")
+    sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
+    sh.add_argument("--model", required=True)
+    sh.add_argument("--method", required=True)
+    sh.add_argument("--domain", required=True)
+    sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+    sh.add_argument("--out", required=True, help="the shard's Parquet file")
+    sh.add_argument("--transcripts", required=True, help="folder for <task>.jsonl")
+    sh.set_defaults(func=cmd_offline_shard)
+
+    e = sub.add_parser("episode", help="run one offline episode and print it")
+    e.add_argument("--config", default="config/config.yaml")
+    e.add_argument("--model", required=True)
+    e.add_argument("--method", required=True)
+    e.add_argument("--task", required=True, metavar="DOMAIN/TASK")
+    e.add_argument("--results", default="results")
+    e.set_defaults(func=cmd_episode)
 
     from planaudit.suite.commands import add_parser as add_suite
 

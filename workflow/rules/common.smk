@@ -16,6 +16,7 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 
 ENTRIES = {(e.domain, e.id): e for e in load_suite(SUITE)}
 TRUTHS = [f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES]
+SUITE_DOMAINS = list(dict.fromkeys(d for d, _ in ENTRIES))
 
 
 def task_inputs(wildcards):

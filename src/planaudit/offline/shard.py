@@ -1,0 +1,67 @@
+"""A shard: one model × one method × one domain, all its tasks in one process.
+
+Importing litellm costs seconds, so a shard runs every task of a domain in one
+process, concurrently up to the model's limit (the client's semaphore). Each
+episode's transcript is written as it finishes; the rows go to one Parquet file
+at the end. The cache makes a rerun after a crash free: finished calls are
+answered from disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from planaudit.experiment import (
+    method_params,
+    model_config,
+    model_entry,
+    reference_meta,
+    shard_hash,
+)
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client
+from planaudit.offline.run import run_episode
+
+
+async def _run(config: dict, model: str, method: str, folders: list[Path], domain: str,
+               transcripts: Path, cache_dir: str) -> list[dict]:
+    entry = model_entry(config, model)
+    params = method_params(config, "offline", method)
+    client = Client(model_config(entry), Cache(cache_dir))
+    digest = shard_hash(entry, method, params)
+    transcripts.mkdir(parents=True, exist_ok=True)
+    done = 0
+
+    async def one(folder: Path) -> dict:
+        nonlocal done
+        row, transcript = await run_episode(
+            client, method, params, folder, task_name=f"{domain}/{folder.name}",
+            config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""))
+        with (transcripts / f"{folder.name}.jsonl").open("w") as fh:
+            for step in transcript:
+                fh.write(json.dumps(step) + "\n")
+            fh.write(json.dumps({"row": row}) + "\n")
+        done += 1
+        print(f"{model}/{method}/{domain}: {done}/{len(folders)} {folder.name} "
+              f"{row['outcome']}", file=sys.stderr, flush=True)
+        return row
+
+    return list(await asyncio.gather(*(one(f) for f in folders)))
+
+
+def run_shard(config: dict, model: str, method: str, domain: str, suite_dir: Path,
+              out: Path, transcripts: Path) -> pl.DataFrame:
+    folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json"))
+    if not folders:
+        raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
+    cache_dir = config.get("cache", ".cache/planaudit")
+    rows = asyncio.run(_run(config, model, method, folders, domain, transcripts, cache_dir))
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(out)
+    return frame
