@@ -110,3 +110,28 @@ def test_a_reply_far_over_the_length_cap_is_judged_like_any_other(folders, tmp_p
                          api_base=srv.api_base)
     assert row["outcome"] == "inapplicable-action" and row["first_failure_step"] == 2
     assert row["plan_length"] == 3000 and row["output_tokens"] == 30000
+
+
+def test_estimate_counts_the_calls_each_strategy_really_makes(folders):
+    from planaudit.offline.estimate import estimate
+
+    suite_dir = next(iter(folders.values())).parent.parent
+    config = {
+        "models": [{"name": "gpt", "model": "openai/gpt-4o", "input_price": 2.5,
+                    "output_price": 10.0},
+                   {"name": "oracle", "model": "reference/oracle"}],
+        "offline": {"methods": ["direct", "cot", "self-refine", "tot", "modulo"],
+                    "params": {"tot": {"depth": 6, "samples": 3, "beam": 2}}},
+        "estimate": {"output_tokens": {"final": 100}},
+    }
+    rows = {(r.model, r.method): r for r in estimate(config, suite_dir)}
+    n = len(folders)
+    per_task = {"direct": 1, "cot": 2, "self-refine": 1 + 3 * 2,
+                "tot": 3 * 2 + 5 * (2 * 3 * 2) + 1, "modulo": 1 + 3}
+    for method, calls in per_task.items():
+        assert rows[("gpt", method)].calls == calls * n, method
+        assert rows[("gpt", method)].tasks == n
+    direct = rows[("gpt", "direct")]
+    assert direct.output_tokens == 100 * n and direct.input_tokens > 500 * n
+    assert direct.usd == pytest.approx((direct.input_tokens * 2.5 + direct.output_tokens * 10) / 1e6)
+    assert rows[("oracle", "tot")].usd == 0.0

@@ -223,6 +223,22 @@ def cmd_episode(args) -> int:
     return EXIT_OK
 
 
+def cmd_estimate(args) -> int:
+    from planaudit.experiment import ConfigError, load_config
+    from planaudit.offline.estimate import estimate, render
+
+    try:
+        config = load_config(args.config)
+        rows = estimate(config, Path(args.results) / "suite")
+    except (ConfigError, FileNotFoundError) as e:
+        raise InputError(str(e)) from None
+    if args.json:
+        print(json.dumps([r.__dict__ for r in rows], indent=1))
+    else:
+        print(render(rows))
+    return EXIT_OK
+
+
 # -- suite --------------------------------------------------------------------------
 
 
@@ -287,6 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--task", required=True, metavar="DOMAIN/TASK")
     e.add_argument("--results", default="results")
     e.set_defaults(func=cmd_episode)
+
+    es = sub.add_parser("estimate", help="expected calls, tokens and dollars of a config")
+    es.add_argument("--config", default="config/config.yaml")
+    es.add_argument("--results", default="results", help="where the prepared suite is")
+    es.add_argument("--json", action="store_true")
+    es.set_defaults(func=cmd_estimate)
 
     from planaudit.suite.commands import add_parser as add_suite
 
