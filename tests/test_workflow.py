@@ -140,7 +140,8 @@ def test_offline_shards_run_and_only_a_changed_method_reruns(tmp_path):
     cfg["cache"] = str(tmp_path / "cache")
     cfg["offline"] = {"methods": ["direct", "cot"], "params": {"cot": {}}}
     cfg_path.write_text(yaml.safe_dump(cfg))
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    secret = "sk-planaudit-never-written-4242"
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", OPENAI_API_KEY=secret)
 
     def run(*extra):
         return subprocess.run([str(BIN / "snakemake"), *extra, "--cores", "2", "--nolock",
@@ -156,8 +157,20 @@ def test_offline_shards_run_and_only_a_changed_method_reruns(tmp_path):
     transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
         "blocksworld" / "p01.jsonl"
     assert transcript.read_text().count('"purpose"') == 1
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet"]
+    assert len(written) > 10 and not any(secret in p.read_text(errors="ignore") for p in written)
     cfg["offline"]["params"]["cot"] = {"note": "changed"}
     cfg_path.write_text(yaml.safe_dump(cfg))
     dry = run("-n")
     assert re.search(r"offline_oracle\s+1\n", dry.stdout), dry.stdout  # one shard reruns...
     assert re.search(r"output: \S+/oracle/cot/blocksworld\.parquet", dry.stdout)  # ...cot's
+
+
+def test_the_published_matrix_config_is_valid():
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "2", "--nolock",
+                           "--configfile", str(ROOT / "config" / "paper.yaml")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for model in ("gpt-4o", "gpt-4o-mini", "gemini-2.0-flash", "gemini-2.0-flash-lite"):
+        assert f"offline_{model}" in proc.stdout
