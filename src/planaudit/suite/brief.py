@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -52,7 +53,18 @@ class Templates:
 
 
 def load_templates(path: str | Path) -> Templates:
+    """The templates of one nl.yaml (read once per process and file version)."""
     path = Path(path)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        stamp = None
+    return _load_templates(str(path), stamp)
+
+
+@lru_cache(maxsize=32)
+def _load_templates(name: str, _stamp: int | None) -> Templates:
+    path = Path(name)
     if not path.is_file():
         raise BriefError(f"{path}: missing (every domain needs its brief templates)")
     data = yaml.safe_load(path.read_text()) or {}
