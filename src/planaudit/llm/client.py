@@ -85,6 +85,19 @@ class Client:
         self.waits: list[float] = []  # every backoff taken, for the record
         if cfg.model.startswith(PROVIDER + "/"):
             register()
+        elif cfg.input_price is not None and cfg.output_price is not None:
+            self._register_prices()
+
+    def _register_prices(self) -> None:
+        """Tell litellm the configured prices: its own per-call cost hook then finds the
+        model at once instead of searching its map (that search cost ~20 ms a call)."""
+        import litellm
+
+        provider = self.cfg.model.split("/", 1)[0] if "/" in self.cfg.model else "openai"
+        litellm.register_model({self.cfg.model: {
+            "input_cost_per_token": self.cfg.input_price / 1e6,
+            "output_cost_per_token": self.cfg.output_price / 1e6,
+            "litellm_provider": provider, "mode": "chat"}})
 
     def _cost(self, input_tokens: int, output_tokens: int) -> float:
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
