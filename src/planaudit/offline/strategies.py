@@ -84,6 +84,11 @@ CRITIQUE = ("Check the answer above only for mechanically checkable issues: acti
             "exactly NO ISSUES.")
 
 
+def _answer(reply: str) -> tuple:
+    ex = extract(reply)
+    return ex.kind, ex.steps
+
+
 @strategy("self-refine")
 async def self_refine(ctx: Context) -> str:
     msgs = ctx.task_messages()
@@ -96,11 +101,10 @@ async def self_refine(ctx: Context) -> str:
         revised = await ctx.ask([*msgs, {"role": "assistant", "content": reply},
                                  {"role": "user", "content": "Issues found:\n" + review
                                   + "\n\nRevise your answer. " + FINAL}], purpose="final")
-        if extract(revised).steps == extract(reply).steps and \
-                extract(revised).kind == extract(reply).kind:
-            reply = revised
-            break  # the plan stopped changing
+        unchanged = _answer(revised) == _answer(reply)
         reply = revised
+        if unchanged:
+            break  # the plan stopped changing
     return reply
 
 

@@ -271,9 +271,9 @@ def audit(domain: Domain, problem: Problem, t: Templates, instance: str) -> int:
         for obj in sorted(_objects_of(fact)):
             if not _mentions(text, obj):
                 raise BriefError(f"{t.source}: the template of '{_pred(fact)}' drops '{obj}': "
-                                 f"{_show(fact)} renders as {text!r}")
+                                 f"{formula(fact)} renders as {text!r}")
         if f"- {text}" not in instance:
-            raise BriefError(f"{t.source}: {_show(fact)} is missing from the instance brief")
+            raise BriefError(f"{t.source}: {formula(fact)} is missing from the instance brief")
         checked += 1
     for (fn, args, _v), text in values:
         for obj in args:
@@ -288,10 +288,6 @@ def _pred(f: tuple) -> str:
     while f[0] == "not":
         f = f[1]
     return f[1] if f[0] == "atom" else f[0]
-
-
-def _show(f: tuple) -> str:
-    return formula(f)
 
 
 def render(domain: Domain, problem: Problem, t: Templates) -> dict:
