@@ -10,11 +10,14 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
-include: "workflow/rules/offline.smk"
+include: "workflow/rules/episodes.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule all:
     input:
         SUMMARY,
         OFFLINE_SHARDS,
+        ONLINE_SHARDS,
+        TABLE_FILES,
     default_target: True

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fake_openai import FakeOpenAI, delay  # noqa: E402
 
 import planaudit.llm  # noqa: E402, F401
-from planaudit.offline.shard import run_shard  # noqa: E402
+from planaudit.shard import run_shard  # noqa: E402
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def main() -> None:
                               "output_price": 0}],
                   "offline": {"methods": ["direct"]}, "cache": str(Path(tmp) / "cache")}
         start = time.perf_counter()
-        frame = run_shard(config, "bench", "direct", "all", shard_suite,
+        frame = run_shard(config, "offline", "bench", "direct", "all", shard_suite,
                           Path(tmp) / "rows.parquet", Path(tmp) / "transcripts")
         wall = time.perf_counter() - start
         calls = int(frame["n_calls"].sum())

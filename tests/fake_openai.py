@@ -22,6 +22,17 @@ def reply(text: str, prompt_tokens: int = 10, completion_tokens: int = 5) -> dic
                   "total_tokens": prompt_tokens + completion_tokens}}}
 
 
+def tool_call(name: str, arguments: str | dict | None = None, call_id: str = "call_1",
+              text: str = "") -> dict:
+    """A reply that calls one tool natively; `arguments` may be a broken JSON string."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    step = reply(text)
+    step["body"]["choices"][0]["message"]["tool_calls"] = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]
+    step["body"]["choices"][0]["finish_reason"] = "tool_calls"
+    return step
+
+
 def status(code: int, headers: dict | None = None) -> dict:
     return {"status": code, "headers": headers or {},
             "body": {"error": {"message": f"scripted {code}", "type": "test", "code": code}}}

@@ -168,18 +168,18 @@ def cmd_certify_check(args) -> int:
 # -- episodes -------------------------------------------------------------------------
 
 
-def cmd_offline_shard(args) -> int:
+def cmd_shard(args) -> int:
     from planaudit.experiment import ConfigError, load_config
-    from planaudit.offline.shard import run_shard
+    from planaudit.shard import run_shard
 
     try:
         config = json.loads(args.spec) if args.spec else load_config(args.config)
-        frame = run_shard(config, args.model, args.method, args.domain, Path(args.suite),
-                          Path(args.out), Path(args.transcripts))
+        frame = run_shard(config, args.regime, args.model, args.method, args.domain,
+                          Path(args.suite), Path(args.out), Path(args.transcripts))
     except (ConfigError, FileNotFoundError) as e:
         raise InputError(str(e)) from None
     counts = frame["outcome"].value_counts().sort("outcome")
-    print(f"{args.model}/{args.method}/{args.domain}: {frame.height} episodes: "
+    print(f"{args.regime}/{args.model}/{args.method}/{args.domain}: {frame.height} episodes: "
           + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
     return EXIT_OK
 
@@ -198,14 +198,18 @@ def cmd_episode(args) -> int:
     )
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client
-    from planaudit.offline.run import run_episode
+    from planaudit.shard import episode_runner
 
     try:
         config = load_config(args.config)
         entry = model_entry(config, args.model)
-        params = method_params(config, "offline", args.method)
+        regime = args.regime or next(
+            (r for r in ("offline", "online")
+             if args.method in config.get(r, {}).get("methods", [])), "offline")
+        params = method_params(config, regime, args.method)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    run_episode = episode_runner(regime, entry)
     folder = Path(args.results) / "suite" / args.task
     if not (folder / "truth.json").is_file():
         raise InputError(f"{folder}: not prepared (run `snakemake suite` first)")
@@ -214,11 +218,17 @@ def cmd_episode(args) -> int:
         client, args.method, params, folder, task_name=args.task,
         reference_meta=reference_meta(entry), tier=entry.get("tier", "")))
     for step in transcript:
+        if "call" not in step:
+            print(f"--- ended: {json.dumps(step)}")
+            continue
         call = step["call"]
         print(f"--- {step['purpose']} call: {call['input_tokens']} in, {call['output_tokens']} "
               f"out, cache hit {call['cache_hit']}{', ERROR ' + call['error'] if call['error'] else ''}")
-        print(f">>> {step['messages'][-1]['content'][-400:]}")
+        print(f">>> {(step['messages'][-1].get('content') or '')[-400:]}")
         print(f"<<< {call['content']}")
+        for tc in call["tool_calls"]:
+            fn = tc.get("function") or {}
+            print(f"<<< tool call {fn.get('name')} {fn.get('arguments')}")
     print(json.dumps(row, indent=1))
     return EXIT_OK
 
@@ -236,6 +246,103 @@ def cmd_estimate(args) -> int:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
     else:
         print(render(rows))
+    return EXIT_OK
+
+
+# -- analysis -----------------------------------------------------------------------
+
+
+def cmd_collect(args) -> int:
+    from planaudit.analysis.collect import CollectError, collect, default_schema, load_schema, write
+
+    try:
+        schema = load_schema(Path(args.schema) if args.schema else default_schema())
+        frame = collect([Path(s) for s in args.shards], schema)
+    except CollectError as e:
+        raise InputError(str(e)) from None
+    write(frame, Path(args.out))
+    print(f"collect: {frame.height} episodes from {len(args.shards)} shard(s) into {args.out}",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_tables(args) -> int:
+    import polars as pl
+
+    from planaudit.analysis.tables import TABLES, missing_columns, write_tables
+
+    path = Path(args.episodes)
+    if not path.is_file():
+        raise InputError(f"{path}: no such episodes file (run `planaudit collect` first)")
+    if args.bootstrap < 1 or not 0 < args.alpha < 1:
+        raise InputError("--bootstrap must be at least 1 and --alpha lie in (0, 1)")
+    episodes = pl.read_parquet(path)
+    if missing := missing_columns(episodes):
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    write_tables(episodes, Path(args.out), args.seed, args.bootstrap, args.alpha)
+    print(f"tables: {len(TABLES)} tables of {episodes.height} episodes in {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_power(args) -> int:
+    from planaudit.analysis.stats import detectable_difference
+
+    try:
+        pw = detectable_difference(args.tasks, args.comparisons, args.alpha)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    bound = args.alpha / args.comparisons
+    if pw.discordant is None:
+        print(f"no difference detectable: even all {args.tasks} tasks discordant in one direction "
+              f"give an exact McNemar p above alpha/M = {bound:.3g}")
+        return EXIT_NEGATIVE
+    print(f"smallest detectable difference: {pw.min_difference_pp:.1f} pp")
+    print(f"discordant pairs needed: {pw.discordant} of {pw.tasks} tasks, all in one direction "
+          f"(exact McNemar p = {pw.p:.3g} <= alpha/M = {bound:.3g}, Holm's first step)")
+    return EXIT_OK
+
+
+def _read_episodes(path: str):
+    """The collected episode rows, or InputError naming the file."""
+    import polars as pl
+
+    episodes = Path(path)
+    if not episodes.is_file():
+        raise InputError(f"{episodes}: no such episodes file (run `planaudit collect` first)")
+    try:
+        frame = pl.read_parquet(episodes)
+    except Exception as e:  # polars raises several kinds for a file that is not Parquet
+        raise InputError(f"{episodes}: not a Parquet file ({e})") from None
+    needed = ("regime", "model", "reference", "method", "domain", "task", "solvable", "outcome",
+              "success", "detected", "cost_usd")
+    if missing := [c for c in needed if c not in frame.columns]:
+        raise InputError(f"{episodes}: missing column(s) {', '.join(missing)}")
+    return frame
+
+
+def cmd_figures(args) -> int:
+    from planaudit.analysis.figures import draw_all
+
+    frame = _read_episodes(args.episodes)
+    notes: list[str] = []
+    written = draw_all(frame, Path(args.out), notes)
+    for note in notes:
+        print(f"figures: {note}", file=sys.stderr)
+    print(f"figures: {len(written)} files from {frame.height} episodes in {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from planaudit.analysis.report import build
+    from planaudit.experiment import ConfigError, load_config
+
+    frame = _read_episodes(args.episodes)
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    out = build(frame, config, Path(args.tables), Path(args.figures), Path(args.out))
+    print(f"report: {out}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -283,20 +390,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("certificate")
     c.set_defaults(func=cmd_certify_check)
 
-    o = sub.add_parser("offline", help="the offline regime")
-    osub = o.add_subparsers(dest="offline_command", required=True)
-    sh = osub.add_parser("shard", help="run one model x method x domain shard")
-    sh.add_argument("--config", default="config/config.yaml")
-    sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
-    sh.add_argument("--model", required=True)
-    sh.add_argument("--method", required=True)
-    sh.add_argument("--domain", required=True)
-    sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
-    sh.add_argument("--out", required=True, help="the shard's Parquet file")
-    sh.add_argument("--transcripts", required=True, help="folder for <task>.jsonl")
-    sh.set_defaults(func=cmd_offline_shard)
+    for regime in ("offline", "online"):
+        o = sub.add_parser(regime, help=f"the {regime} regime")
+        osub = o.add_subparsers(dest=f"{regime}_command", required=True)
+        sh = osub.add_parser("shard", help="run one model x method x domain shard")
+        sh.add_argument("--config", default="config/config.yaml")
+        sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
+        sh.add_argument("--model", required=True)
+        sh.add_argument("--method", required=True)
+        sh.add_argument("--domain", required=True)
+        sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+        sh.add_argument("--out", required=True, help="the shard's Parquet file")
+        sh.add_argument("--transcripts", required=True, help="folder for <task>.jsonl")
+        sh.set_defaults(func=cmd_shard, regime=regime)
 
-    e = sub.add_parser("episode", help="run one offline episode and print it")
+    e = sub.add_parser("episode", help="run one episode (offline or online) and print it")
+    e.add_argument("--regime", choices=("offline", "online"),
+                   help="default: the regime whose methods in the config name the method")
     e.add_argument("--config", default="config/config.yaml")
     e.add_argument("--model", required=True)
     e.add_argument("--method", required=True)
@@ -309,6 +419,41 @@ def build_parser() -> argparse.ArgumentParser:
     es.add_argument("--results", default="results", help="where the prepared suite is")
     es.add_argument("--json", action="store_true")
     es.set_defaults(func=cmd_estimate)
+
+    co = sub.add_parser("collect", help="every episode shard into one Parquet file, rows checked")
+    co.add_argument("shards", nargs="*", metavar="SHARD", help="episode shards (.parquet)")
+    co.add_argument("--out", required=True, help="the collected episodes (.parquet)")
+    co.add_argument("--schema", help="the row schema (default: workflow/schemas/row.schema.yaml "
+                                     "of this repository)")
+    co.set_defaults(func=cmd_collect)
+
+    ta = sub.add_parser("tables", help="the analysis tables as csv, Markdown and LaTeX")
+    ta.add_argument("--episodes", default="results/episodes.parquet")
+    ta.add_argument("--out", default="results/report", help="folder for the tables")
+    ta.add_argument("--seed", type=int, default=0, help="seeds the bootstrap intervals")
+    ta.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    ta.add_argument("--alpha", type=float, default=0.05, help="family-wise level of Holm")
+    ta.set_defaults(func=cmd_tables)
+
+    pw = sub.add_parser("power", help="smallest difference an exact McNemar test under Holm "
+                                      "can confirm")
+    pw.add_argument("--tasks", type=int, required=True, help="N paired tasks")
+    pw.add_argument("--comparisons", type=int, required=True, help="M comparisons in the family")
+    pw.add_argument("--alpha", type=float, default=0.05)
+    pw.set_defaults(func=cmd_power)
+
+    fi = sub.add_parser("figures", help="the report's figures as png and svg")
+    fi.add_argument("--episodes", default="results/episodes.parquet")
+    fi.add_argument("--out", default="results/report/figures", help="folder for the figures")
+    fi.set_defaults(func=cmd_figures)
+
+    rp = sub.add_parser("report", help="the standalone report (index.html): design, tables, figures")
+    rp.add_argument("--episodes", default="results/episodes.parquet")
+    rp.add_argument("--config", default="config/config.yaml")
+    rp.add_argument("--tables", default="results/report", help="folder with the table csvs")
+    rp.add_argument("--figures", default="results/report/figures")
+    rp.add_argument("--out", default="results/report/index.html")
+    rp.set_defaults(func=cmd_report)
 
     from planaudit.suite.commands import add_parser as add_suite
 

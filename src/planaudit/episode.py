@@ -34,3 +34,18 @@ def offline_outcome(solvable: bool, extraction_kind: str, failure_kind: str | No
     if failure_kind == "goal":
         return "goal-not-reached"
     raise ValueError(f"unknown failure kind {failure_kind!r}")
+
+
+def online_outcome(solvable: bool, ending: str) -> str:
+    """The outcome of an online episode from how it ended (`online.environment.ENDINGS`).
+
+    On an unsolvable task every ending but a declaration is `missed-unsolvable`,
+    a safety violation included (its kind stays in `first_failure_kind`)."""
+    if ending == "error":
+        return "error"
+    if ending == "declared-unsolvable":
+        return "detected" if not solvable else "false-abstention"
+    if not solvable:
+        return "missed-unsolvable"
+    return {"submitted-goal": "success", "submitted-early": "goal-not-reached",
+            "inapplicable": "inapplicable-action", "budget": "budget-exhausted"}[ending]

@@ -56,6 +56,8 @@ def method_params(config: dict, regime: str, method: str) -> dict:
     if method not in section.get("methods", []):
         raise ConfigError(f"config {regime}.methods: no method '{method}'")
     params = {"max_tokens": section.get("max_tokens", 4096)}
+    if "budget" in section:  # online: the same tool-call budget for every architecture
+        params["budget"] = section["budget"]
     params.update((section.get("params") or {}).get(method, {}))
     return params
 

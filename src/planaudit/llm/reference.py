@@ -70,6 +70,10 @@ def answer(variant: str, meta: dict) -> str:
     purpose = meta.get("purpose", "final")
     if purpose == "score":
         return "10"
+    if purpose == "critic":
+        return "APPROVE"
+    if purpose == "reflect":
+        return "Lesson: write every action exactly as the task description lists it."
     if purpose != "final":
         return "Noted. (reference model: no reasoning of its own)"
     folder = Path(meta["task_dir"])
@@ -78,6 +82,10 @@ def answer(variant: str, meta: dict) -> str:
         return _plan_block(truth["plan"]) if truth["solvable"] else "UNSOLVABLE"
     if variant != "flawed":
         raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+    return _flawed_answer(folder, truth, meta)
+
+
+def _flawed_answer(folder: Path, truth: dict, meta: dict) -> str:
     rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task', folder)}:{meta.get('sample', 0)}")
     objects = sorted(json.loads((folder / "names.json").read_text()).values())
 
@@ -91,6 +99,53 @@ def answer(variant: str, meta: dict) -> str:
     return flawed_plan(truth, objects, meta.get("faults", {}), rng, random_plan)
 
 
+def _history(messages: list[dict]) -> list[tuple[str, dict, str]]:
+    """(tool, arguments, observation) of every earlier turn, in either tool protocol."""
+    from planaudit.online.tools import native_calls, text_call
+
+    out = []
+    for i, m in enumerate(messages):
+        if m.get("role") != "assistant":
+            continue
+        calls = native_calls(m.get("tool_calls") or [])
+        if not calls and (one := text_call(m.get("content"))) is not None:
+            calls = [one]
+        if calls:
+            nxt = messages[i + 1].get("content") if i + 1 < len(messages) else ""
+            out.append((calls[0].name, calls[0].args, nxt or ""))
+    return out
+
+
+def online_turn(variant: str, meta: dict, messages: list[dict]) -> tuple[str, dict]:
+    """The next tool call of a reference agent. The oracle reads the task, senses once,
+    executes an optimal plan and submits (or declares the task unsolvable); the flawed
+    agent never senses and executes its faulty answer."""
+    folder = Path(meta["task_dir"])
+    truth = json.loads((folder / "truth.json").read_text())
+    hist = _history(messages)
+    names = [h[0] for h in hist]
+    if "get_task" not in names:
+        return "get_task", {}
+    if variant == "oracle":
+        if not truth["solvable"]:
+            return "declare_unsolvable", {}
+        if "query_state" not in names:
+            return "query_state", {}
+        steps = list(truth["plan"])
+        done = sum(1 for name, _, obs in hist if name == "act" and obs.startswith("Applied"))
+    elif variant == "flawed":
+        text = _flawed_answer(folder, truth, meta)
+        if text == "UNSOLVABLE":
+            return "declare_unsolvable", {}
+        steps = [line for line in text.splitlines() if line.startswith("(")]
+        done = names.count("act")
+    else:
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+    if done < len(steps):
+        return "act", {"action": steps[done]}
+    return "submit", {}
+
+
 def register() -> None:
     """Make `reference/...` model strings resolve to this module (idempotent)."""
     import litellm
@@ -102,13 +157,25 @@ def register() -> None:
     class Reference(CustomLLM):
         def _respond(self, kwargs: dict):
             meta = (kwargs.get("litellm_params") or {}).get("metadata") or {}
-            text = answer(kwargs["model"], meta)
+            message: dict = {"role": "assistant"}
+            if meta.get("purpose") == "act":
+                name, args = online_turn(kwargs["model"], meta, kwargs["messages"])
+                if meta.get("protocol") == "text":
+                    text = f"TOOL: {name} {json.dumps(args)}"
+                else:
+                    text = ""
+                    turn = len(_history(kwargs["messages"])) + 1
+                    message["tool_calls"] = [{"id": f"call_{turn}", "type": "function",
+                                              "function": {"name": name,
+                                                           "arguments": json.dumps(args)}}]
+            else:
+                text = answer(kwargs["model"], meta)
+            message["content"] = text
             prompt = litellm.token_counter(model="gpt-4o", messages=kwargs["messages"])
-            completion = litellm.token_counter(model="gpt-4o", text=text)
+            completion = litellm.token_counter(model="gpt-4o", text=text or json.dumps(message))
             return litellm.ModelResponse(
                 model=f"{PROVIDER}/{kwargs['model']}",
-                choices=[{"index": 0, "finish_reason": "stop",
-                          "message": {"role": "assistant", "content": text}}],
+                choices=[{"index": 0, "finish_reason": "stop", "message": message}],
                 usage=litellm.Usage(prompt_tokens=prompt, completion_tokens=completion,
                                     total_tokens=prompt + completion))
 

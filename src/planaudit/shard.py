@@ -1,4 +1,4 @@
-"""A shard: one model × one method × one domain, all its tasks in one process.
+"""A shard: one regime × model × method × domain, all its tasks in one process.
 
 Importing litellm costs seconds, so a shard runs every task of a domain in one
 process, concurrently up to the model's limit (the client's semaphore). Each
@@ -25,15 +25,32 @@ from planaudit.experiment import (
 )
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
-from planaudit.offline.run import run_episode
+
+REGIMES = ("offline", "online")
 
 
-async def _run(config: dict, model: str, method: str, folders: list[Path], domain: str,
-               transcripts: Path, cache_dir: str) -> list[dict]:
+def episode_runner(regime: str, entry: dict):
+    """The regime's `run_episode`, with the model's tool protocol where it matters."""
+    if regime == "offline":
+        from planaudit.offline.run import run_episode
+
+        return run_episode
+    if regime == "online":
+        from functools import partial
+
+        from planaudit.online.run import run_episode
+
+        return partial(run_episode, protocol=entry.get("tool_protocol", "native"))
+    raise ValueError(f"no regime named {regime!r} ({', '.join(REGIMES)})")
+
+
+async def _run(config: dict, regime: str, model: str, method: str, folders: list[Path],
+               domain: str, transcripts: Path, cache_dir: str) -> list[dict]:
     entry = model_entry(config, model)
-    params = method_params(config, "offline", method)
+    params = method_params(config, regime, method)
     client = Client(model_config(entry), Cache(cache_dir))
     digest = shard_hash(entry, method, params)
+    run_episode = episode_runner(regime, entry)
     transcripts.mkdir(parents=True, exist_ok=True)
     done = 0
 
@@ -47,20 +64,21 @@ async def _run(config: dict, model: str, method: str, folders: list[Path], domai
                 fh.write(json.dumps(step) + "\n")
             fh.write(json.dumps({"row": row}) + "\n")
         done += 1
-        print(f"{model}/{method}/{domain}: {done}/{len(folders)} {folder.name} "
+        print(f"{regime}/{model}/{method}/{domain}: {done}/{len(folders)} {folder.name} "
               f"{row['outcome']}", file=sys.stderr, flush=True)
         return row
 
     return list(await asyncio.gather(*(one(f) for f in folders)))
 
 
-def run_shard(config: dict, model: str, method: str, domain: str, suite_dir: Path,
+def run_shard(config: dict, regime: str, model: str, method: str, domain: str, suite_dir: Path,
               out: Path, transcripts: Path) -> pl.DataFrame:
     folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json"))
     if not folders:
         raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
     cache_dir = config.get("cache", ".cache/planaudit")
-    rows = asyncio.run(_run(config, model, method, folders, domain, transcripts, cache_dir))
+    rows = asyncio.run(_run(config, regime, model, method, folders, domain, transcripts,
+                            cache_dir))
     frame = pl.DataFrame(rows, infer_schema_length=None)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame.write_parquet(out)

@@ -1,0 +1,268 @@
+"""The online environment: the hidden model's state behind five tools.
+
+Epistemic tools (`get_task`, `query_state`) read and change nothing; the ontic
+tool `act` changes the state. Every judgement (can this action run? does the
+goal hold?) is asked of `formal/`; the environment only keeps the state, counts
+calls against the budget, and renders observations in the briefs' words, so the
+agent never sees PDDL. An inapplicable action ends the episode (the safety
+violation), unless the environment is `gated`: then it is blocked, the unmet
+conditions are named, and the episode goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.task import State, conjuncts, holds
+from planaudit.offline.contract import parse_action
+from planaudit.suite.brief import Renderer
+
+EPISTEMIC = frozenset({"get_task", "query_state"})
+ONTIC = frozenset({"act"})
+TOOLS = ("get_task", "query_state", "act", "submit", "declare_unsolvable")
+
+# how an episode ended, before the truth turns it into an outcome (episode.online_outcome)
+ENDINGS = ("submitted-goal", "submitted-early", "declared-unsolvable", "inapplicable",
+           "budget", "error")
+
+
+@dataclass
+class Observation:
+    text: str
+    ok: bool = True  # False: an error the agent can recover from, or the end of a failure
+    ended: bool = False
+    kind: str = "ok"  # ok, ill-formed, blocked, reminder, rejected, end
+
+
+@dataclass
+class Counters:
+    steps: int = 0  # every tool call, rejected proposal and tool-less turn
+    n_epistemic: int = 0
+    n_ontic: int = 0
+    queried_before_act: bool | None = None
+    states_revisited: int = 0
+    blocked_actions: int = 0
+    critic_rejections: int = 0
+    reflections: int = 0
+    ill_formed: int = 0
+    applied: list[str] = field(default_factory=list)
+
+
+def _lift(task: Task, f: tuple) -> tuple:
+    """A compiled ground formula back in the brief renderer's vocabulary."""
+    tag = f[0]
+    if tag == "atom":
+        pred, args = task.atoms[f[1]]
+        return ("atom", pred, args)
+    if tag == "not":
+        return ("not", _lift(task, f[1]))
+    if tag in ("and", "or"):
+        return (tag, tuple(_lift(task, g) for g in f[1]))
+    if tag == "cmp":
+        return ("cmp", f[1], _lift_expr(task, f[2]), _lift_expr(task, f[3]))
+    return ("and", ()) if tag == "true" else ("or", ())
+
+
+def _lift_expr(task: Task, e: tuple) -> tuple:
+    tag = e[0]
+    if tag == "fv":
+        fn, args = task.fluents[e[1]]
+        return ("fn", fn, args)
+    if tag == "neg":
+        return ("neg", _lift_expr(task, e[1]))
+    if tag == "op":
+        return ("op", e[1], _lift_expr(task, e[2]), _lift_expr(task, e[3]))
+    return e
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+class Environment:
+    """One episode's world. Tools return an `Observation`; `ending` says how it ended."""
+
+    def __init__(self, task: Task, brief: dict, renderer: Renderer | None, budget: int,
+                 gated: bool = False):
+        self.task = task
+        self.brief = brief
+        self.renderer = renderer
+        self.budget = budget
+        self.gated = gated
+        self.state: State = task.init
+        self.visited: set[State] = {task.init}
+        self.actions = frozenset(task.domain.actions)
+        self.count = Counters()
+        self.ending: str | None = None
+        self.first_failure: tuple[int, str] | None = None  # (step, kind)
+        self.failure_kinds: list[str] = []  # every failure, in order
+
+    # -- bookkeeping --------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.ending is not None
+
+    def _fail(self, kind: str) -> None:
+        self.failure_kinds.append(kind)
+        if self.first_failure is None:
+            self.first_failure = (self.count.steps, kind)
+
+    def _end(self, ending: str, text: str) -> Observation:
+        self.ending = ending
+        return Observation(text, ok=ending in ("submitted-goal", "declared-unsolvable"), ended=True,
+                           kind="end")
+
+    def spend(self) -> Observation | None:
+        """Count one unit of the budget; past it, the episode ends."""
+        if self.count.steps >= self.budget:
+            self.count.steps += 1
+            self._fail("budget")
+            return self._end("budget", f"The budget of {self.budget} tool calls is used up.")
+        self.count.steps += 1
+        return None
+
+    def idle(self) -> Observation:
+        """A turn with no tool call: it counts, and gets a reminder."""
+        over = self.spend()
+        return over or Observation(
+            "No tool was called. Call exactly one of the tools: " + ", ".join(TOOLS) + ".",
+            ok=False, kind="reminder")
+
+    def rejected(self, reason: str) -> Observation:
+        """A proposal a critic rejected: it counts against the budget."""
+        self.count.critic_rejections += 1
+        over = self.spend()
+        return over or Observation("Rejected by the critic, not executed: " + reason, ok=False,
+                                   kind="rejected")
+
+    def skipped(self) -> Observation:
+        """A second tool call in one turn: it counts, and is not executed."""
+        over = self.spend()
+        return over or Observation("Not executed: make one tool call per turn.", ok=False,
+                                   kind="ill-formed")
+
+    def undecodable(self, error: str) -> Observation:
+        """A tool call whose arguments could not be read."""
+        over = self.spend()
+        return over or self._ill_formed(error + ".", "bad-arguments")
+
+    # -- the tools ------------------------------------------------------------------
+
+    def call(self, name: str, args: dict) -> Observation:
+        """Dispatch one tool call (already decoded); unknown tools and bad
+        arguments are recoverable errors."""
+        over = self.spend()
+        if over:
+            return over
+        if name == "get_task":
+            self.count.n_epistemic += 1
+            return Observation(self.brief["domain"] + "\n\n" + self.brief["instance"]
+                               + "\n\n" + self.vocabulary())
+        if name == "query_state":
+            self.count.n_epistemic += 1
+            if self.count.n_ontic == 0:
+                self.count.queried_before_act = True
+            return self.query_state(args.get("predicate"), args.get("object"))
+        if name == "act":
+            action = args.get("action")
+            if not isinstance(action, str) or not action.strip():
+                return self._ill_formed("act needs one argument, action: a grounded action "
+                                        "such as (action-name object1 object2)", "bad-arguments")
+            self.count.n_ontic += 1
+            if self.count.queried_before_act is None:
+                self.count.queried_before_act = False
+            return self.act(action)
+        if name == "submit":
+            if self.task.goal_holds(self.state):
+                return self._end("submitted-goal", "Submitted: the goal holds.")
+            self._fail("goal")
+            return self._end("submitted-early", "Submitted, but the goal does not hold.")
+        if name == "declare_unsolvable":
+            return self._end("declared-unsolvable", "Declared unsolvable.")
+        return self._ill_formed(f"there is no tool named '{name}'; the tools are "
+                                + ", ".join(TOOLS) + ".", "unknown-tool")
+
+    def _ill_formed(self, text: str, kind: str) -> Observation:
+        self.count.ill_formed += 1
+        self._fail(kind)
+        return Observation("Error: " + text + " Nothing changed.", ok=False, kind="ill-formed")
+
+    def vocabulary(self) -> str:
+        preds = sorted(self.task.domain.predicates)
+        fns = sorted(f for f in self.task.domain.functions if f != "total-cost")
+        text = "query_state can filter by predicate name: " + ", ".join(preds)
+        if fns:
+            text += "; numeric quantities: " + ", ".join(fns)
+        return text + "."
+
+    def _fact(self, pred: str, args: tuple[str, ...]) -> str:
+        if self.renderer is not None:
+            return self.renderer.atom(pred, args)
+        return f"{pred}({', '.join(args)})"
+
+    def _value(self, fn: str, args: tuple[str, ...], v: float) -> str:
+        if self.renderer is not None:
+            return f"{self.renderer.function(fn, args)} is {_num(v)}"
+        return f"{fn}({', '.join(args)}) = {_num(v)}"
+
+    def query_state(self, predicate: str | None = None, obj: str | None = None) -> Observation:
+        predicate = predicate.strip().lower() if isinstance(predicate, str) and predicate else None
+        obj = obj.strip().lower() if isinstance(obj, str) and obj else None
+        known = set(self.task.domain.predicates) | set(self.task.domain.functions)
+        if predicate is not None and predicate not in known:
+            return self._ill_formed(f"there is no predicate or quantity named '{predicate}'.",
+                                    "bad-arguments")
+        if obj is not None and obj not in self.task.objects:
+            return self._ill_formed(f"there is no object named '{obj}'.", "bad-arguments")
+        bits, nums = self.state
+        lines = []
+        for i, (pred, args) in enumerate(self.task.atoms):
+            if bits >> i & 1 and (predicate is None or pred == predicate) and (
+                    obj is None or obj in args):
+                lines.append(self._fact(pred, args))
+        for i, v in enumerate(nums):
+            fn, args = self.task.fluents[i]
+            if v is not None and (predicate is None or fn == predicate) and (
+                    obj is None or obj in args):
+                lines.append(self._value(fn, args, v))
+        if not lines:
+            return Observation("No fact matching the query holds now.")
+        return Observation("Facts that hold now:\n" + "\n".join(f"- {x}" for x in sorted(lines)))
+
+    def unmet(self, op) -> list[str]:
+        false = [c for c in conjuncts(op.pre) if not holds(c, self.state)]
+        out = []
+        for c in false:
+            lifted = _lift(self.task, c)
+            try:
+                out.append(self.renderer.sentence(lifted) if self.renderer else self.task.describe(c))
+            except Exception:  # a template-less condition: say that one does not hold
+                out.append("a required condition")
+        return out
+
+    def act(self, text: str) -> Observation:
+        step = parse_action(text, None)
+        if step is None:
+            return self._ill_formed(f"cannot read '{text.strip()[:80]}' as an action; write "
+                                    "(action-name object1 object2 ...).", "unreadable")
+        try:
+            op = self.task.operator(*step)
+        except GroundingError as e:
+            return self._ill_formed(e.detail + ".", e.kind)
+        if not op.applicable(self.state):
+            self._fail("precondition")
+            if self.gated:
+                self.count.blocked_actions += 1
+                return Observation(f"Blocked: {op.name} cannot be applied now; these conditions "
+                                   "do not hold: " + "; ".join(self.unmet(op))
+                                   + ". Nothing changed.", ok=False, kind="blocked")
+            return self._end("inapplicable", f"{op.name} cannot be applied in the current state. "
+                             "The episode ends: this was a safety violation.")
+        self.state = op.apply(self.state)
+        if self.state in self.visited:
+            self.count.states_revisited += 1
+        self.visited.add(self.state)
+        self.count.applied.append(op.name)
+        return Observation(f"Applied {op.name}.")

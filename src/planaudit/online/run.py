@@ -1,0 +1,97 @@
+"""One online episode: an architecture acts on a prepared task through the environment.
+
+Like the offline episode it reads only what the suite stage wrote and sends
+every call through `llm/`; the row adds what the agent did (sensing, acting,
+rejections, reflections, blocked actions), the transcript every message, every
+call record and every observation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planaudit import __version__
+from planaudit.episode import online_outcome
+from planaudit.formal import load_task
+from planaudit.llm.client import Call, Client
+from planaudit.online.architectures import ARCHITECTURES, Agent
+from planaudit.online.environment import Environment
+from planaudit.suite.brief import Renderer, load_templates
+
+DEFAULT_BUDGET = 200
+
+
+class CallFailed(Exception):
+    """A model call failed after its retries: the episode ends as `error`."""
+
+
+async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
+                      task_name: str, config_hash: str = "", reference_meta: dict | None = None,
+                      tier: str = "", protocol: str = "native") -> tuple[dict, list[dict]]:
+    brief = json.loads((folder / "brief.json").read_text())
+    truth = json.loads((folder / "truth.json").read_text())
+    task = load_task(folder / "domain.pddl", folder / "problem.pddl")
+    source = brief.get("source", "")
+    renderer = (Renderer(load_templates(source))
+                if source.endswith("nl.yaml") and Path(source).is_file() else None)
+    budget = int(params.get("budget", DEFAULT_BUDGET))
+    env = Environment(task, brief, renderer, budget, gated=method == "gated")
+    calls: list[Call] = []
+    transcript: list[dict] = []
+
+    async def ask(messages, purpose="act", tools=None) -> Call:
+        meta = {"task_dir": str(folder), "task": task_name, "purpose": purpose,
+                "protocol": protocol, "sample": 0, **(reference_meta or {})}
+        call = await client.complete(messages, temperature=float(params.get("temperature", 0.0)),
+                                     max_tokens=int(params.get("max_tokens", 4096)),
+                                     tools=tools, metadata=meta)
+        calls.append(call)
+        transcript.append({"purpose": purpose, "messages": messages, "call": call.to_json(),
+                           "steps": env.count.steps})
+        if call.error is not None:
+            raise CallFailed(call.error)
+        return call
+
+    agent = Agent(env, ask, params, protocol)
+    try:
+        await ARCHITECTURES[method](agent)
+    except CallFailed:
+        env.ending = "error"
+    if env.ending is None:  # an architecture returned without ending the episode
+        raise RuntimeError(f"architecture {method!r} returned before the episode ended")
+    domain, name = task_name.split("/")
+    solvable = bool(truth["solvable"])
+    c = env.count
+    outcome = online_outcome(solvable, env.ending)
+    failure = env.first_failure
+    tried = c.n_ontic > 0
+    row = {
+        "regime": "online", "model": client.cfg.name, "model_tier": tier or client.cfg.tier,
+        "reference": client.cfg.model.startswith("reference/"), "method": method,
+        "domain": domain, "task": name, "solvable": solvable,
+        "optimal_length": truth["optimal_length"], "outcome": outcome,
+        "success": outcome == "success", "detected": outcome == "detected",
+        "executable": (not any(k == "precondition" for k in env.failure_kinds)) if tried else None,
+        "plan_length": len(c.applied),
+        "efficiency": (truth["optimal_length"] / len(c.applied)
+                       if outcome == "success" and c.applied else None),
+        "first_failure_step": failure[0] if failure else None,
+        "first_failure_kind": failure[1] if failure else None,
+        "contract_breach": None,
+        "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
+        "output_tokens": sum(x.output_tokens for x in calls),
+        "cost_usd": sum(x.cost_usd for x in calls), "latency_s": sum(x.latency_s for x in calls),
+        "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
+        "code_version": __version__,
+        "n_epistemic": c.n_epistemic, "n_ontic": c.n_ontic,
+        "sensing_ratio": (c.n_epistemic / (c.n_epistemic + c.n_ontic)
+                          if c.n_epistemic + c.n_ontic else None),
+        "sensed_before_first_act": c.queried_before_act if tried else None,
+        "steps": c.steps, "states_revisited": c.states_revisited,
+        "critic_rejections": c.critic_rejections, "reflections": c.reflections,
+        "blocked_actions": c.blocked_actions,
+        "recovered": (outcome == "success") if c.blocked_actions else None,
+    }
+    transcript.append({"ending": env.ending, "applied": c.applied})
+    return row, transcript

@@ -1,0 +1,80 @@
+# Episodes, both regimes: one job per regime x model x method x domain shard.
+# Each model gets a rule of its own per regime so that a custom resource per model
+# (`--resources model_<name>=2`) caps how many of its shards run at once, across
+# regimes. A shard's params hold exactly the config it depends on, so changing one
+# method's parameters reruns that method only.
+import json
+
+REGIMES = ("offline", "online")
+MODELS = [m["name"] for m in config.get("models", [])]
+METHODS = {r: config.get(r, {}).get("methods", []) for r in REGIMES}
+SHARDS = {
+    r: [
+        f"{RESULTS}/episodes/{r}/{m}/{s}/{d}.parquet"
+        for m in MODELS
+        for s in METHODS[r]
+        for d in SUITE_DOMAINS
+    ]
+    for r in REGIMES
+}
+OFFLINE_SHARDS = SHARDS["offline"]
+ONLINE_SHARDS = SHARDS["online"]
+
+
+def domain_truths(wildcards):
+    return [t for t in TRUTHS if Path(t).parent.parent.name == wildcards.domain]
+
+
+def shard_spec(regime, model_name):
+    """The slice of the config one shard depends on, as JSON for the command line."""
+    entry = next(m for m in config["models"] if m["name"] == model_name)
+    section = config.get(regime, {})
+
+    def spec(wildcards):
+        method = wildcards.method
+        part = {
+            "methods": [method],
+            "max_tokens": section.get("max_tokens", 4096),
+            "params": {method: section.get("params", {}).get(method, {})},
+        }
+        if "budget" in section:
+            part["budget"] = section["budget"]
+        cache = config.get("cache", ".cache/planaudit")
+        return json.dumps({"models": [entry], regime: part, "cache": cache})
+
+    return spec
+
+
+def transcripts_dir(regime, model_name):
+    def folder(wildcards):
+        return f"{RESULTS}/transcripts/{regime}/{model_name}/{wildcards.method}/{wildcards.domain}"
+
+    return folder
+
+
+for _regime in REGIMES:
+    for _model in MODELS:
+
+        rule:
+            name:
+                f"{_regime}_{_model}"
+            input:
+                domain_truths,
+            output:
+                rows=f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}/{{domain}}.parquet",
+            params:
+                regime=_regime,
+                model=_model,
+                spec=shard_spec(_regime, _model),
+                suite=lambda wc, input: Path(input[0]).parent.parent.parent,
+                transcripts=transcripts_dir(_regime, _model),
+            resources:
+                **{f"model_{_model}": 1},
+            log:
+                f"{RESULTS}/logs/{_regime}/{_model}/{{method}}/{{domain}}.log",
+            conda:
+                "../../envs/planaudit.yaml"
+            shell:
+                "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
+                "--method {wildcards.method} --domain {wildcards.domain} --suite {params.suite} "
+                "--out {output.rows} --transcripts {params.transcripts} 2> {log}"
