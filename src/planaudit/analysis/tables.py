@@ -1,0 +1,352 @@
+"""Tables from the collected episodes, each written as csv, Markdown and LaTeX.
+
+Every table works on whatever rows exist (one regime, one model, a missing
+baseline): a table with nothing to show is written with its header only, so the
+report and the workflow always find the same files.
+
+Rates leave out `error` episodes (the model could not be reached: not a model
+failure) and count them apart. The unit of replication is the task: intervals
+resample tasks, comparisons pair two configurations task by task. Reference
+models keep the label "(reference, not an LLM)" in every table, and their
+comparisons form a Holm family of their own so that a calibrator never dilutes
+the correction for the models under test.
+
+The Markdown and LaTeX renderers are written here on top of polars (the library
+has no pandas dependency, and polars' own table printing truncates and formats
+for terminals, not for papers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from planaudit.analysis.stats import bootstrap_ci, detectable_difference, holm, mcnemar_exact
+from planaudit.episode import OUTCOMES
+
+TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power")
+FORMATS = ("csv", "md", "tex")
+BASELINES = {"offline": "direct", "online": "react"}
+CONFIG = ["regime", "model", "method"]
+PAIR = ["domain", "task"]
+NEEDED = ("regime", "model", "reference", "method", "domain", "task", "solvable", "outcome",
+          "success", "executable", "detected", "input_tokens", "output_tokens", "cost_usd")
+
+REFERENCE_SUFFIX = " (reference, not an LLM)"
+
+OK = pl.col("outcome") != "error"
+SCORE = pl.col("success") | pl.col("detected")
+
+
+def model_label(model: str, reference: bool) -> str:
+    """The model as tables show it: a reference model can never pass for an LLM."""
+    return model + REFERENCE_SUFFIX if reference else model
+
+
+def missing_columns(ep: pl.DataFrame) -> list[str]:
+    """The columns the tables read that `ep` lacks."""
+    return [c for c in NEEDED if c not in ep.columns]
+
+
+def _share(hit: pl.Expr, among: pl.Expr) -> pl.Expr:
+    """Share of `among` rows where `hit` holds; null when there is no such row."""
+    den = among.sum()
+    return pl.when(den > 0).then((hit & among).sum() / den).otherwise(None)
+
+
+RATES = {
+    "success": _share(pl.col("success"), OK & pl.col("solvable")),
+    "executability": _share(pl.col("executable").fill_null(False), OK & pl.col("executable").is_not_null()),
+    "detection": _share(pl.col("detected"), OK & ~pl.col("solvable")),
+    "score": _share(SCORE, OK),
+}
+
+
+def _labelled(ep: pl.DataFrame) -> pl.DataFrame:
+    """Rows in a fixed order, the model column carrying the reference label."""
+    label = pl.when(pl.col("reference")).then(pl.col("model") + REFERENCE_SUFFIX).otherwise(
+        pl.col("model"))
+    return ep.sort(CONFIG + PAIR).with_columns(label.alias("model"))
+
+
+# -- main -----------------------------------------------------------------------------
+
+MAIN = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "method": pl.String,
+        "n_tasks": pl.Int64, "errors": pl.Int64, "n_solvable": pl.Int64, "success": pl.Float64,
+        "success_lo": pl.Float64, "success_hi": pl.Float64, "executability": pl.Float64,
+        "n_unsolvable": pl.Int64, "detection": pl.Float64, "score": pl.Float64,
+        "score_lo": pl.Float64, "score_hi": pl.Float64, "mean_tokens": pl.Float64,
+        "mean_cost_usd": pl.Float64}
+
+
+def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
+    """Per regime × model × method: rates with 95% bootstrap intervals over tasks.
+
+    Tokens and cost are means over the episodes that reached the model.
+    """
+    rows = []
+    for g in _labelled(ep).partition_by(CONFIG, maintain_order=True):
+        valid = g.filter(OK)
+        solvable = valid.filter(pl.col("solvable"))
+        rates = g.select(**RATES).row(0, named=True)
+        success_lo, success_hi = bootstrap_ci(solvable["success"].to_list(), seed,
+                                              n_resamples) or (None, None)
+        score_lo, score_hi = bootstrap_ci(valid.select(SCORE).to_series().to_list(), seed,
+                                          n_resamples) or (None, None)
+        rows.append({
+            "regime": g["regime"][0], "model": g["model"][0], "reference": g["reference"][0],
+            "method": g["method"][0], "n_tasks": g.height, "errors": g.height - valid.height,
+            "n_solvable": solvable.height, "success": rates["success"],
+            "success_lo": success_lo, "success_hi": success_hi,
+            "executability": rates["executability"],
+            "n_unsolvable": valid.height - solvable.height, "detection": rates["detection"],
+            "score": rates["score"],
+            "score_lo": score_lo, "score_hi": score_hi,
+            "mean_tokens": (valid["input_tokens"] + valid["output_tokens"]).mean(),
+            "mean_cost_usd": valid["cost_usd"].mean(),
+        })
+    return pl.DataFrame(rows, schema=MAIN)
+
+
+# -- paired comparisons ---------------------------------------------------------------
+
+
+def pairs(first: pl.DataFrame, second: pl.DataFrame) -> pl.DataFrame:
+    """The tasks both configurations answered without `error`, side by side: success
+    and score (success or detected) of the first (`_a`) and of the second (`_b`)."""
+    def side(frame: pl.DataFrame, tag: str) -> pl.DataFrame:
+        return frame.filter(OK).select(*PAIR, pl.col("solvable"),
+                                       pl.col("success").alias(f"success_{tag}"),
+                                       SCORE.alias(f"score_{tag}"))
+
+    return side(first, "a").join(side(second, "b").drop("solvable"), on=PAIR, how="inner")
+
+
+def discordant(paired: pl.DataFrame) -> tuple[int, int, int]:
+    """(n, b, c): b counts tasks the first got right and the second wrong, c the reverse."""
+    a, z = paired["score_a"], paired["score_b"]
+    return paired.height, int((a & ~z).sum()), int((~a & z).sum())
+
+
+def _adjust(rows: list[dict], family: Callable[[dict], tuple], alpha: float) -> None:
+    """Holm within each family of rows, in place: p_adj and significant."""
+    families: dict[tuple, list[dict]] = {}
+    for row in rows:
+        families.setdefault(family(row), []).append(row)
+    for members in families.values():
+        for row, p_adj in zip(members, holm([r["p"] for r in members]), strict=True):
+            row["p_adj"] = p_adj
+            row["significant"] = p_adj <= alpha
+
+
+COMPARISONS = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean,
+               "method": pl.String, "baseline": pl.String, "n": pl.Int64, "b": pl.Int64,
+               "c": pl.Int64, "p": pl.Float64, "p_adj": pl.Float64, "significant": pl.Boolean}
+
+
+def comparisons_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """Each method against its model's baseline in the same regime, exact McNemar on
+    the paired task scores, Holm within each regime (reference models apart)."""
+    rows = []
+    ep = _labelled(ep)
+    for (regime, model), g in ep.partition_by(["regime", "model"], maintain_order=True,
+                                              as_dict=True).items():
+        baseline = BASELINES.get(regime)
+        by_method = g.partition_by("method", maintain_order=True, as_dict=True)
+        base = by_method.get((baseline,))
+        if base is None:
+            continue
+        for (method,), other in by_method.items():
+            if method == baseline:
+                continue
+            n, b, c = discordant(pairs(other, base))
+            rows.append({"regime": regime, "model": model, "reference": g["reference"][0],
+                         "method": method, "baseline": baseline, "n": n, "b": b, "c": c,
+                         "p": mcnemar_exact(b, c)})
+    _adjust(rows, lambda r: (r["regime"], r["reference"]), alpha)
+    return pl.DataFrame(rows, schema=COMPARISONS)
+
+
+ONLINE_VS_OFFLINE = {"model": pl.String, "reference": pl.Boolean, "online": pl.String,
+                     "offline": pl.String, "n": pl.Int64, "online_success": pl.Float64,
+                     "offline_success": pl.Float64, "online_score": pl.Float64,
+                     "offline_score": pl.Float64, "b": pl.Int64, "c": pl.Int64, "p": pl.Float64,
+                     "p_adj": pl.Float64, "significant": pl.Boolean}
+
+
+def online_vs_offline_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """Per model, every online architecture against every offline strategy on the tasks
+    both answered: does acting in the world give what planning ahead does not?
+
+    Rates here are over the paired tasks only, so they line up with b and c (b: the
+    architecture right, the strategy wrong). Holm runs over this table's rows, reference
+    models apart.
+    """
+    rows = []
+    ep = _labelled(ep)
+    for (_model,), g in ep.partition_by("model", maintain_order=True, as_dict=True).items():
+        online = g.filter(pl.col("regime") == "online").partition_by(
+            "method", maintain_order=True, as_dict=True)
+        offline = g.filter(pl.col("regime") == "offline").partition_by(
+            "method", maintain_order=True, as_dict=True)
+        for (arch,), on in online.items():
+            for (strategy,), off in offline.items():
+                both = pairs(on, off)
+                n, b, c = discordant(both)
+                rates = both.select(
+                    online_success=_share(pl.col("success_a"), pl.col("solvable")),
+                    offline_success=_share(pl.col("success_b"), pl.col("solvable")),
+                    online_score=pl.col("score_a").mean(), offline_score=pl.col("score_b").mean(),
+                ).row(0, named=True)
+                rows.append({"model": g["model"][0], "reference": g["reference"][0],
+                             "online": arch, "offline": strategy, "n": n, **rates,
+                             "b": b, "c": c, "p": mcnemar_exact(b, c)})
+    _adjust(rows, lambda r: (r["reference"],), alpha)
+    return pl.DataFrame(rows, schema=ONLINE_VS_OFFLINE)
+
+
+POWER = {"table": pl.String, "regime": pl.String, "reference": pl.Boolean, "n_tasks": pl.Int64,
+         "comparisons": pl.Int64, "alpha": pl.Float64, "discordant_pairs": pl.Int64,
+         "p": pl.Float64, "min_difference_pp": pl.Float64}
+
+
+def power_table(ep: pl.DataFrame, comparisons: pl.DataFrame, versus: pl.DataFrame,
+                alpha: float = 0.05) -> pl.DataFrame:
+    """The smallest difference each Holm family of the run could confirm (N tasks of
+    its regime, M comparisons in the family): the floor the report states."""
+    rows = []
+
+    def add(table: str, regime: str, reference: bool, tasks: int, m: int) -> None:
+        if tasks and m:
+            pw = detectable_difference(tasks, m, alpha)
+            rows.append({"table": table, "regime": regime, "reference": reference,
+                         "n_tasks": tasks, "comparisons": m, "alpha": alpha,
+                         "discordant_pairs": pw.discordant, "p": pw.p,
+                         "min_difference_pp": pw.min_difference_pp})
+
+    def tasks_of(frame: pl.DataFrame) -> int:
+        return frame.select(PAIR).unique().height
+
+    for (regime, reference), fam in comparisons.partition_by(
+            ["regime", "reference"], maintain_order=True, as_dict=True).items():
+        add("comparisons", regime, reference, tasks_of(ep.filter(pl.col("regime") == regime)),
+            fam.height)
+    both = ep.filter(pl.col("regime") == "online").select(PAIR).unique().join(
+        ep.filter(pl.col("regime") == "offline").select(PAIR).unique(), on=PAIR)
+    for (reference,), fam in versus.partition_by("reference", maintain_order=True,
+                                                 as_dict=True).items():
+        add("online_vs_offline", "online vs offline", reference, both.height, fam.height)
+    return pl.DataFrame(rows, schema=POWER)
+
+
+# -- per domain, per task, outcomes ---------------------------------------------------
+
+
+def per_domain_table(ep: pl.DataFrame) -> pl.DataFrame:
+    """Rates pooled over the methods of a model, per regime and domain."""
+    keys = ["regime", "model", "reference", "domain"]
+    return _labelled(ep).group_by(keys, maintain_order=True).agg(
+        episodes=pl.len().cast(pl.Int64), errors=(~OK).sum().cast(pl.Int64), **RATES).sort(keys)
+
+
+def per_task_table(ep: pl.DataFrame) -> pl.DataFrame:
+    """Score (1 success or detected, 0 otherwise, empty on error) of every task under
+    every configuration: rows are tasks, columns regime/model/method."""
+    ep = _labelled(ep).with_columns(
+        config=pl.concat_str(CONFIG, separator="/"),
+        score=pl.when(OK).then(SCORE.cast(pl.Int64)).otherwise(None))
+    tasks = ep.select(*PAIR, "solvable").unique().sort(PAIR)
+    if not ep.height:
+        return tasks
+    configs = ep["config"].unique(maintain_order=True).to_list()
+    wide = ep.pivot(on="config", index=PAIR, values="score")
+    return tasks.join(wide, on=PAIR, how="left").select(*PAIR, "solvable", *configs).sort(PAIR)
+
+
+def outcomes_table(ep: pl.DataFrame) -> pl.DataFrame:
+    """How episodes end, per configuration: every outcome a column, zeros included."""
+    keys = ["regime", "model", "reference", "method"]
+    counts = {o: (pl.col("outcome") == o).sum().cast(pl.Int64) for o in OUTCOMES}
+    return _labelled(ep).group_by(keys, maintain_order=True).agg(
+        episodes=pl.len().cast(pl.Int64), **counts).sort(keys)
+
+
+# -- rendering ------------------------------------------------------------------------
+
+_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
+            "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}"}
+
+
+def _cell(value, column: str) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return _FORMATS.get(column, "{:.3f}").format(value)
+    return str(value)
+
+
+def to_markdown(frame: pl.DataFrame) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    out = [line(frame.columns),
+           "|" + "|".join("---:" if t.is_numeric() else "---" for t in frame.dtypes) + "|"]
+    out += [line([_cell(v, c) for v, c in zip(row, frame.columns, strict=True)])
+            for row in frame.iter_rows()]
+    return "\n".join(out) + "\n"
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _tex(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def to_latex(frame: pl.DataFrame) -> str:
+    """A booktabs tabular, to \\input inside a table environment with its caption."""
+    spec = "".join("r" if t.is_numeric() else "l" for t in frame.dtypes) or "l"
+    out = [f"\\begin{{tabular}}{{{spec}}}", r"\toprule",
+           " & ".join(_tex(c) for c in frame.columns) + r" \\", r"\midrule"]
+    out += [" & ".join(_tex(_cell(v, c)) for v, c in zip(row, frame.columns, strict=True)) + r" \\"
+            for row in frame.iter_rows()]
+    out += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+def write_table(frame: pl.DataFrame, name: str, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{name}.{ext}" for ext in FORMATS]
+    frame.write_csv(paths[0])
+    paths[1].write_text(to_markdown(frame))
+    paths[2].write_text(to_latex(frame))
+    return paths
+
+
+def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
+                 alpha: float = 0.05) -> dict[str, pl.DataFrame]:
+    comparisons = comparisons_table(ep, alpha)
+    versus = online_vs_offline_table(ep, alpha)
+    return {
+        "main": main_table(ep, seed, n_resamples),
+        "comparisons": comparisons,
+        "per_domain": per_domain_table(ep),
+        "per_task": per_task_table(ep),
+        "outcomes": outcomes_table(ep),
+        "online_vs_offline": versus,
+        "power": power_table(ep, comparisons, versus, alpha),
+    }
+
+
+def write_tables(ep: pl.DataFrame, out_dir: Path, seed: int = 0, n_resamples: int = 2000,
+                 alpha: float = 0.05) -> dict[str, pl.DataFrame]:
+    """Build every table of TABLES and write it in every format of FORMATS."""
+    tables = build_tables(ep, seed, n_resamples, alpha)
+    for name in TABLES:
+        write_table(tables[name], name, out_dir)
+    return tables

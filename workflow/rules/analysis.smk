@@ -1,0 +1,43 @@
+# Analysis: every episode shard -> results/episodes.parquet -> the tables in
+# results/report/. Both rules are thin shells over `planaudit collect` and
+# `planaudit tables`; rerunning them alone changes no number (seeded bootstrap).
+from planaudit.analysis.tables import FORMATS, TABLES
+
+EPISODES = f"{RESULTS}/episodes.parquet"
+TABLE_FILES = [f"{RESULTS}/report/{t}.{ext}" for t in TABLES for ext in FORMATS]
+ROW_SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "row.schema.yaml")
+ANALYSIS = config.get("analysis", {})
+
+
+rule collect:
+    input:
+        # every shard the episode rules produce, whichever regimes they define
+        shards=lambda wc: OFFLINE_SHARDS + globals().get("ONLINE_SHARDS", []),
+        schema=ROW_SCHEMA,
+    output:
+        EPISODES,
+    log:
+        f"{RESULTS}/logs/analysis/collect.log",
+    conda:
+        "../../envs/planaudit.yaml"
+    shell:
+        "planaudit collect --schema {input.schema} --out {output} {input.shards} 2> {log}"
+
+
+rule tables:
+    input:
+        EPISODES,
+    output:
+        TABLE_FILES,
+    params:
+        out=lambda wc, output: Path(output[0]).parent,
+        seed=ANALYSIS.get("seed", 0),
+        bootstrap=ANALYSIS.get("bootstrap", 2000),
+        alpha=ANALYSIS.get("alpha", 0.05),
+    log:
+        f"{RESULTS}/logs/analysis/tables.log",
+    conda:
+        "../../envs/planaudit.yaml"
+    shell:
+        "planaudit tables --episodes {input} --out {params.out} --seed {params.seed} "
+        "--bootstrap {params.bootstrap} --alpha {params.alpha} 2> {log}"
