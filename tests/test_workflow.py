@@ -130,7 +130,7 @@ def test_external_suite_runs_and_its_wrong_label_is_audited(tmp_path):
     assert "grip/p02: labelled solvable but proven unsolvable" in log
 
 
-def test_offline_shards_run_and_only_a_changed_method_reruns(tmp_path):
+def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     import polars as pl
 
     root = make_suite(tmp_path, {"p01": "solvable", "p09": "unsolvable"})
@@ -139,6 +139,7 @@ def test_offline_shards_run_and_only_a_changed_method_reruns(tmp_path):
     cfg["models"] = [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}]
     cfg["cache"] = str(tmp_path / "cache")
     cfg["offline"] = {"methods": ["direct", "cot"], "params": {"cot": {}}}
+    cfg["online"] = {"methods": ["react", "critic"], "budget": 50}
     cfg_path.write_text(yaml.safe_dump(cfg))
     secret = "sk-planaudit-never-written-4242"
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", OPENAI_API_KEY=secret)
@@ -157,8 +158,24 @@ def test_offline_shards_run_and_only_a_changed_method_reruns(tmp_path):
     transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
         "blocksworld" / "p01.jsonl"
     assert transcript.read_text().count('"purpose"') == 1
+    online = pl.read_parquet(str(tmp_path / "results" / "episodes" / "online" / "oracle" / "*" /
+                                 "blocksworld.parquet")).sort("method", "task")
+    assert online["outcome"].to_list() == ["success", "detected"] * 2
+    assert online["method"].to_list() == ["critic", "critic", "react", "react"]
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet"]
     assert len(written) > 10 and not any(secret in p.read_text(errors="ignore") for p in written)
+    # the hidden model never reaches a model: no PDDL and no original name in any transcript
+    names = json.loads((tmp_path / "results" / "suite" / "blocksworld" / "p01" / "names.json")
+                       .read_text())
+    hidden = {k for k, v in names.items() if k != v}
+    transcripts = list((tmp_path / "results" / "transcripts").rglob("*.jsonl"))
+    assert hidden and len(transcripts) == 2 * 4
+    for path in transcripts:
+        text = path.read_text()
+        assert not re.search(r"\(define|\(:action|:precondition|\(:init|:effect", text), path
+        # the fixture's names (a, b, c) are English words too: look where objects are named
+        groups = {w for g in re.findall(r"\(([^()]*)\)", text) for w in re.findall(r"[\w-]+", g)}
+        assert groups and not groups & hidden, path
     cfg["offline"]["params"]["cot"] = {"note": "changed"}
     cfg_path.write_text(yaml.safe_dump(cfg))
     dry = run("-n")
@@ -173,4 +190,6 @@ def test_the_published_matrix_config_is_valid():
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     for model in ("gpt-4o", "gpt-4o-mini", "gemini-2.0-flash", "gemini-2.0-flash-lite"):
-        assert f"offline_{model}" in proc.stdout
+        # per model: 6 strategies and 3 architectures, each over 5 domains
+        assert re.search(rf"\noffline_{re.escape(model)}\s+30\n", proc.stdout), model
+        assert re.search(rf"\nonline_{re.escape(model)}\s+15\n", proc.stdout), model
