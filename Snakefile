@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
 include: "workflow/rules/episodes.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -20,4 +21,5 @@ rule all:
         OFFLINE_SHARDS,
         ONLINE_SHARDS,
         TABLE_FILES,
+        REPORT_INDEX,
     default_target: True

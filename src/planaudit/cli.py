@@ -311,7 +311,7 @@ def _read_episodes(path: str):
         raise InputError(f"{episodes}: no such episodes file (run `planaudit collect` first)")
     try:
         frame = pl.read_parquet(episodes)
-    except Exception as e:  # polars raises several kinds for a file that is not Parquet
+    except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(f"{episodes}: not a Parquet file ({e})") from None
     needed = ("regime", "model", "reference", "method", "domain", "task", "solvable", "outcome",
               "success", "detected", "cost_usd")
@@ -338,9 +338,11 @@ def cmd_report(args) -> int:
 
     frame = _read_episodes(args.episodes)
     try:
-        config = load_config(args.config)
+        config = json.loads(args.spec) if args.spec else load_config(args.config)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"--spec: not JSON ({e})") from None
     out = build(frame, config, Path(args.tables), Path(args.figures), Path(args.out))
     print(f"report: {out}", file=sys.stderr)
     return EXIT_OK
@@ -450,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="the standalone report (index.html): design, tables, figures")
     rp.add_argument("--episodes", default="results/episodes.parquet")
     rp.add_argument("--config", default="config/config.yaml")
+    rp.add_argument("--spec", help="the config as JSON instead (the workflow passes this)")
     rp.add_argument("--tables", default="results/report", help="folder with the table csvs")
     rp.add_argument("--figures", default="results/report/figures")
     rp.add_argument("--out", default="results/report/index.html")

@@ -1,0 +1,521 @@
+"""The report's figures, drawn from the collected episode rows (one row per episode).
+
+Every figure is written as png and svg, and reads in grayscale: outcomes differ by
+gray level *and* hatching, models by fill, methods by marker shape. Reference models
+(`reference` true) carry "(reference)" in every label, so a calibrator is never read
+as an LLM. Matplotlib is used through `Figure` objects, not pyplot, so nothing here
+depends on a display or on global state.
+
+A figure that the rows cannot support (no online rows for `sensing`, no model run in
+both regimes for `online_offline`) is still written, as a placeholder that states
+why: the workflow declares every figure as an output, so a missing file would fail
+the run; `draw_all` also reports the reason in its notes.
+
+Counting follows the outcome table of the architecture: `error` episodes (the model
+could not be reached) are shown among the outcomes but left out of success and
+score; success is over solvable tasks, score over all tasks (success or detected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline")
+CAPTIONS = {
+    "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
+                "each outcome, and the mean cost per episode beside it. Errors (the model could "
+                "not be reached) are shown but never counted as model failures.",
+    "success_cost": "Score (success on solvable tasks or detection on unsolvable ones, over all "
+                    "tasks) against mean cost per episode, one point per configuration. The dashed "
+                    "line joins the Pareto front of the LLM configurations (highest score for "
+                    "the cost); reference models are calibrators and stay off the front unless "
+                    "no LLM was run.",
+    "per_task": "Per-task score under every configuration: the share of counted episodes that "
+                "succeeded (solvable tasks) or detected unsolvability (tasks marked ✕). "
+                "Hatched cells have no counted episode.",
+    "sensing": "Sensing against acting in the online regime: mean epistemic tool calls (read the "
+               "task, query the state) against mean ontic ones (execute an action) per "
+               "configuration, and the distribution of each episode's sensing ratio, "
+               "epistemic / (epistemic + ontic). Without online episodes the figure only "
+               "states so.",
+    "online_offline": "Online against offline, per model: success on solvable tasks of every "
+                      "offline strategy (light, hatched /) and online architecture (dark, "
+                      "dotted); the dashed line marks the model's best offline strategy. Drawn "
+                      "for the models run in both regimes; without one the figure only states so.",
+}
+COUNTED = ~pl.col("outcome").eq("error")
+SCORED = pl.col("success") | pl.col("detected")
+
+# outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
+OUTCOME_STYLE = {
+    "success": ("1.0", "", "0"),
+    "detected": ("0.82", "", "0"),
+    "goal-not-reached": ("0.62", "///", "0"),
+    "missed-unsolvable": ("0.62", "\\\\\\", "0"),
+    "false-abstention": ("0.82", "...", "0"),
+    "malformed": ("0.4", "xxx", "1"),
+    "inapplicable-action": ("0.1", "", "0"),
+    "budget-exhausted": ("0.3", "---", "1"),
+    "error": ("1.0", "++", "0.45"),
+}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p", "*")
+MODEL_FILLS = ("0.0", "1.0", "0.55", "0.8", "0.3", "0.65", "0.15", "0.9")
+RC = {"font.size": 8.5, "axes.titlesize": 9.5, "axes.labelsize": 8.5, "legend.fontsize": 8,
+      "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "planaudit",
+      "svg.fonttype": "path", "hatch.linewidth": 0.7, "axes.spines.top": False,
+      "axes.spines.right": False}
+
+
+class NotDrawable(Exception):
+    """The rows cannot support this figure; the message says why."""
+
+
+@dataclass(frozen=True)
+class Config:
+    regime: str
+    model: str
+    method: str
+    reference: bool
+
+    @property
+    def model_label(self) -> str:
+        return f"{self.model} (reference)" if self.reference else self.model
+
+    @property
+    def label(self) -> str:
+        return f"{self.regime} · {self.model_label} · {self.method}"
+
+
+def configurations(frame: pl.DataFrame) -> list[Config]:
+    """Configurations in a fixed order: offline before online, then models and methods in
+    the order the rows first name them (collect sorts rows, so reruns agree)."""
+    seen: dict[tuple[str, str, str], bool] = {}
+    for regime, model, method, ref in frame.select("regime", "model", "method",
+                                                    "reference").iter_rows():
+        seen.setdefault((regime, model, method), bool(ref))
+    models = list(dict.fromkeys(m for _, m, _ in seen))
+    methods = list(dict.fromkeys(m for _, _, m in seen))
+    regimes = {"offline": 0, "online": 1}
+    keys = sorted(seen, key=lambda k: (regimes.get(k[0], 2), k[0], models.index(k[1]),
+                                       methods.index(k[2])))
+    return [Config(*k, seen[k]) for k in keys]
+
+
+def summary(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration: episodes, counted episodes, success, score, mean cost per counted
+    episode (the same definitions as the main table, so a figure never disagrees with it)."""
+    return frame.group_by("regime", "model", "method", maintain_order=True).agg(
+        episodes=pl.len(),
+        counted=COUNTED.sum(),
+        success=(pl.col("success") & COUNTED).sum()
+        / (pl.col("solvable") & COUNTED).sum().cast(pl.Float64),
+        score=(SCORED & COUNTED).sum() / COUNTED.sum().cast(pl.Float64),
+        cost=pl.col("cost_usd").filter(COUNTED).mean(),  # as the main table: calls that ran
+    ).with_columns(pl.col("success", "score").fill_nan(None))
+
+
+def _lookup(frame: pl.DataFrame) -> dict[tuple[str, str, str], dict]:
+    return {(r["regime"], r["model"], r["method"]): r for r in summary(frame).iter_rows(named=True)}
+
+
+def _model_styles(configs: Sequence[Config]) -> dict[str, str]:
+    models = list(dict.fromkeys(c.model for c in configs))
+    return {m: MODEL_FILLS[i % len(MODEL_FILLS)] for i, m in enumerate(models)}
+
+
+def _method_markers(configs: Sequence[Config]) -> dict[str, str]:
+    methods = list(dict.fromkeys(c.method for c in configs))
+    return {m: MARKERS[i % len(MARKERS)] for i, m in enumerate(methods)}
+
+
+def _money(x: float) -> str:
+    if x == 0:
+        return "$0"
+    return f"${x:.2g}" if x < 1 else f"${x:,.2f}"
+
+
+# -- outcomes -------------------------------------------------------------------------
+
+
+def draw_outcomes(frame: pl.DataFrame) -> Figure:
+    configs = configurations(frame)
+    counts = frame.group_by("regime", "model", "method", "outcome").len()
+    share = {(r["regime"], r["model"], r["method"], r["outcome"]): r["len"]
+             for r in counts.iter_rows(named=True)}
+    stats = _lookup(frame)
+    present = [o for o in OUTCOME_STYLE if any(k[3] == o for k in share)]
+    n = len(configs)
+    fig = Figure(figsize=(10, 1.9 + 0.3 * n), layout="constrained")
+    left, right = fig.subplots(1, 2, sharey=True, width_ratios=(3, 1))
+    y = np.arange(n)
+    start = np.zeros(n)
+    totals = np.array([stats[(c.regime, c.model, c.method)]["episodes"] for c in configs])
+    for outcome in present:
+        face, hatch, hatch_gray = OUTCOME_STYLE[outcome]
+        part = np.array([share.get((c.regime, c.model, c.method, outcome), 0) for c in configs])
+        left.barh(y, part / totals, left=start, height=0.72, color=face, hatch=hatch,
+                  edgecolor="0", hatchcolor=hatch_gray, linewidth=0.5, label=outcome)
+        start += part / totals
+    left.set_yticks(y, [c.label for c in configs])
+    left.invert_yaxis()
+    left.set_xlim(0, 1)
+    left.xaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
+    left.set_xlabel("share of episodes")
+    left.set_title("How episodes end")
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(5, len(present)),
+               frameon=False, handleheight=1.5, handlelength=2.4)
+    _regime_rules(left, configs)
+    cost = np.array([stats[(c.regime, c.model, c.method)]["cost"] or 0.0 for c in configs])
+    right.barh(y, cost, height=0.72, color="0.55", edgecolor="0", linewidth=0.5)
+    top = cost.max() if cost.max() > 0 else 1.0
+    for yi, c in zip(y, cost, strict=True):
+        right.text(c + top * 0.02, yi, _money(c), va="center", fontsize=7.5)
+    right.set_xlim(0, top * 1.45)
+    right.set_xlabel("mean cost per episode")
+    right.set_title("Cost")
+    right.tick_params(axis="y", length=0)
+    right.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: _money(v)))
+    right.xaxis.set_major_locator(mpl.ticker.MaxNLocator(3))
+    _regime_rules(right, configs)
+    return fig
+
+
+def _regime_rules(ax, configs: Sequence[Config]) -> None:
+    """A thin rule between consecutive models or regimes, so groups read at a glance."""
+    for i in range(1, len(configs)):
+        a, b = configs[i - 1], configs[i]
+        if (a.regime, a.model) != (b.regime, b.model):
+            ax.axhline(i - 0.5, color="0.3" if a.regime != b.regime else "0.7",
+                       linewidth=1.2 if a.regime != b.regime else 0.6)
+
+
+# -- success against cost -------------------------------------------------------------
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the (cost, score) points no other point beats: at most the cost and at
+    least the score, better in one. Ordered by cost."""
+    front = []
+    for i, (c, s) in enumerate(points):
+        if not any((c2 <= c and s2 >= s) and (c2 < c or s2 > s)
+                   for j, (c2, s2) in enumerate(points) if j != i):
+            front.append(i)
+    return sorted(front, key=lambda i: (points[i][0], -points[i][1]))
+
+
+def draw_success_cost(frame: pl.DataFrame) -> Figure:
+    configs = configurations(frame)
+    stats = _lookup(frame)
+    pts = [(c, stats[(c.regime, c.model, c.method)]) for c in configs]
+    pts = [(c, s) for c, s in pts if s["score"] is not None]
+    fills, markers = _model_styles(configs), _method_markers(configs)
+    fig = Figure(figsize=(9, 5.6), layout="constrained")
+    ax = fig.subplots()
+    costs = [s["cost"] or 0.0 for _, s in pts]
+    for (c, s), cost in zip(pts, costs, strict=True):
+        ax.scatter(cost, s["score"], s=70 if not c.reference else 90, marker=markers[c.method],
+                   color=fills[c.model], edgecolor="0", linewidth=0.9, zorder=3)
+    llm = [i for i, (c, _) in enumerate(pts) if not c.reference]
+    among = llm or list(range(len(pts)))
+    front = [among[i] for i in pareto_front([(costs[i], pts[i][1]["score"]) for i in among])]
+    fx, fy = [costs[i] for i in front], [pts[i][1]["score"] for i in front]
+    ax.plot(fx, fy, linestyle="--", color="0", linewidth=1.2, zorder=2, drawstyle="steps-post")
+    ax.scatter(fx, fy, s=230, facecolor="none", edgecolor="0", linewidth=1.0, zorder=2)
+    labels: dict[tuple[float, float], list[str]] = {}  # configurations that tie share a label
+    for i in front:
+        if not pts[i][0].reference:  # reference points get their own label below
+            labels.setdefault((costs[i], pts[i][1]["score"]), []).append(pts[i][0].label)
+    for k, ((x, y), names) in enumerate(labels.items()):
+        ax.annotate("\n".join(names), (x, y), xytext=(8, -12 if k % 2 else 8),
+                    textcoords="offset points", fontsize=7.5, zorder=4,
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "1", "edgecolor": "0.6",
+                          "linewidth": 0.5})
+    clusters: dict[tuple[str, float, float], list[str]] = {}
+    for (c, s), cost in zip(pts, costs, strict=True):
+        if c.reference:
+            clusters.setdefault((c.model, round(cost, 9), round(s["score"], 6)), []).append(
+                f"{c.regime} {c.method}")
+    for (model, cost, score), names in clusters.items():
+        every = len(names) == sum(c.model == model for c in configs)
+        ax.annotate(f"{model} (reference, not an LLM): {'every method' if every else ', '.join(names)}",
+                    (cost, score),
+                    xytext=(12, -4), textcoords="offset points", fontsize=7.5, va="top",
+                    wrap=True, zorder=4)
+    positive = [c for c in costs if c > 0]
+    if positive and min(costs) == 0:
+        linthresh = 10 ** np.floor(np.log10(min(positive)))
+        ax.set_xscale("symlog", linthresh=linthresh, linscale=1.0)
+        ax.xaxis.set_major_locator(mpl.ticker.FixedLocator(
+            [0.0, *10 ** np.arange(np.log10(linthresh), np.ceil(np.log10(max(positive))) + 1)]))
+        ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
+    elif positive and max(positive) / min(positive) > 20:
+        ax.set_xscale("log")
+    elif not positive:  # nothing priced (reference models only)
+        ax.set_xlim(-0.2, 1.0)
+        ax.set_xticks([0.0])
+    ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: _money(v)))
+    ax.set_ylim(-0.04, 1.08)
+    ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
+    ax.set_xlabel("mean cost per episode (USD" + (", symmetric log scale)" if ax.get_xscale()
+                                                   == "symlog" else ")"))
+    ax.set_ylabel("score (all tasks)")
+    ax.set_title("Score against cost (dashed: Pareto front of the "
+                 + ("LLM configurations)" if llm else "reference models; no LLM was run)"))
+    ax.grid(True, color="0.88", linewidth=0.6, zorder=0)
+    models = list(dict.fromkeys((c.model, c.model_label) for c in configs))
+    methods = list(dict.fromkeys((c.regime, c.method) for c in configs))
+    model_handles = [Line2D([], [], marker="s", linestyle="", markersize=9, color=fills[m],
+                            markeredgecolor="0", label=label) for m, label in models]
+    method_handles = [Line2D([], [], marker=markers[m], linestyle="", markersize=8, color="0.75",
+                             markeredgecolor="0", label=f"{m} ({r})") for r, m in methods]
+    heading = [Line2D([], [], linestyle="", label=t) for t in ("model (fill)", "",
+                                                                "method (marker)")]
+    # one figure legend, so the layout makes room for it; headings are empty handles
+    fig.legend(handles=[heading[0], *model_handles, heading[1], heading[2], *method_handles],
+               loc="outside right upper", frameon=False)
+    return fig
+
+
+# -- per-task heat map ----------------------------------------------------------------
+
+
+def draw_per_task(frame: pl.DataFrame) -> Figure:
+    configs = configurations(frame)
+    tasks = (frame.select("domain", "task", "solvable").unique(maintain_order=True)
+             .sort("domain", "task"))
+    cells = (frame.filter(COUNTED).group_by("regime", "model", "method", "domain", "task")
+             .agg(score=SCORED.mean()))
+    value = {tuple(r[:5]): r[5] for r in cells.iter_rows()}
+    rows = list(tasks.iter_rows())
+    grid = np.full((len(rows), len(configs)), np.nan)
+    for i, (domain, task, _) in enumerate(rows):
+        for j, c in enumerate(configs):
+            v = value.get((c.regime, c.model, c.method, domain, task))
+            if v is not None:
+                grid[i, j] = v
+    fig = Figure(figsize=(3.2 + 0.3 * len(configs), 3.2 + 0.2 * len(rows)), layout="constrained")
+    ax = fig.subplots()
+    ax.add_patch(mpl.patches.Rectangle((-0.5, -0.5), len(configs), len(rows), facecolor="1",
+                                       hatch="xxx", edgecolor="0.6", linewidth=0, zorder=0))
+    mesh = ax.imshow(np.ma.masked_invalid(grid), cmap="Greys", vmin=0, vmax=1, aspect="auto",
+                     interpolation="nearest", zorder=1)
+    ax.set_xticks(np.arange(len(configs)), [c.label for c in configs], rotation=90)
+    ax.set_yticks(np.arange(len(rows)),
+                  [f"{d}/{t}" + ("" if s else " ✕") for d, t, s in rows])
+    ax.set_xticks(np.arange(len(configs) + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(rows) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="0.75", linewidth=0.4)
+    ax.tick_params(which="minor", length=0)
+    # mid-gray rules read on black and on white cells alike
+    for i in range(1, len(rows)):
+        if rows[i][0] != rows[i - 1][0]:
+            ax.axhline(i - 0.5, color="0.5", linewidth=2.6)
+    for j in range(1, len(configs)):
+        if configs[j].regime != configs[j - 1].regime:
+            ax.axvline(j - 0.5, color="0.5", linewidth=3.2)
+        elif configs[j].model != configs[j - 1].model:
+            ax.axvline(j - 0.5, color="0.5", linewidth=1.4)
+    ax.xaxis.tick_top()
+    ax.tick_params(axis="x", labeltop=True, labelbottom=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(True)
+    bar = fig.colorbar(mesh, ax=ax, shrink=0.5, pad=0.02, format=mpl.ticker.PercentFormatter(1.0))
+    bar.set_label("score (share of counted episodes)")
+    ax.set_xlabel("✕ unsolvable task (score = detection)   hatched: no counted episode")
+    return fig
+
+
+# -- sensing against acting -----------------------------------------------------------
+
+
+def draw_sensing(frame: pl.DataFrame) -> Figure:
+    online = frame.filter(pl.col("regime") == "online")
+    configs = configurations(online)
+    everything = configurations(frame)  # styles as in the other figures
+    fills, markers = _model_styles(everything), _method_markers(everything)
+    means = {(r["model"], r["method"]): r for r in online.group_by("model", "method").agg(
+        pl.col("n_epistemic").mean(), pl.col("n_ontic").mean()).iter_rows(named=True)}
+    fig = Figure(figsize=(11, max(4.4, 1.6 + 0.32 * len(configs))), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=(1, 1.25))
+    top = 0.0
+    for c in configs:
+        m = means[(c.model, c.method)]
+        left.scatter(m["n_ontic"], m["n_epistemic"], s=80, marker=markers[c.method],
+                     color=fills[c.model], edgecolor="0", linewidth=0.9, zorder=3)
+        top = max(top, m["n_ontic"] or 0, m["n_epistemic"] or 0)
+    top = top * 1.15 or 1.0
+    left.plot([0, top], [0, top], linestyle=":", color="0.4", linewidth=1)
+    left.text(top * 0.97, top * 0.92, "as much sensing as acting", ha="right", va="top",
+              rotation=0, fontsize=7.5, color="0.3")
+    left.set_xlim(0, top)
+    left.set_ylim(0, top)
+    left.set_xlabel("mean ontic tool calls per episode (acting)")
+    left.set_ylabel("mean epistemic tool calls per episode (sensing)")
+    left.set_title("Sensing against acting")
+    left.grid(True, color="0.9", linewidth=0.6, zorder=0)
+    first = left.legend(handles=[
+        Line2D([], [], marker="s", linestyle="", markersize=9, color=fills[m], markeredgecolor="0",
+               label=label) for m, label in dict.fromkeys((c.model, c.model_label) for c in configs)],
+        loc="upper left", frameon=False, title="model (fill)")
+    left.add_artist(first)
+    left.legend(handles=[
+        Line2D([], [], marker=markers[m], linestyle="", markersize=8, color="0.75",
+               markeredgecolor="0", label=m) for m in dict.fromkeys(c.method for c in configs)],
+        loc="upper left", bbox_to_anchor=(0.0, 0.72), frameon=False, title="architecture (marker)")
+    ratios = []
+    for c in configs:
+        vals = online.filter((pl.col("model") == c.model) & (pl.col("method") == c.method))
+        ratios.append(vals["sensing_ratio"].drop_nulls().drop_nans().to_numpy())
+    y = np.arange(len(configs))
+    keep = [i for i, r in enumerate(ratios) if len(r)]
+    box = right.boxplot([ratios[i] for i in keep], positions=y[keep], orientation="horizontal",
+                        widths=0.6, patch_artist=True, showmeans=True,
+                        meanprops={"marker": "D", "markerfacecolor": "1", "markeredgecolor": "0",
+                                   "markersize": 5},
+                        medianprops={"color": "0", "linewidth": 1.4},
+                        flierprops={"marker": ".", "markersize": 4, "markerfacecolor": "0.3"})
+    for patch, median, i in zip(box["boxes"], box["medians"], keep, strict=True):
+        fill = fills[configs[i].model]
+        patch.set_facecolor(fill)
+        patch.set_edgecolor("0")
+        if float(fill) < 0.45:  # a black median vanishes in a dark box
+            median.set_color("1")
+    right.set_yticks(y, [f"{c.model_label} · {c.method}" for c in configs])
+    right.set_ylim(len(configs) - 0.5, -0.5)
+    right.set_xlim(0, 1)
+    right.xaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
+    right.set_xlabel("sensing ratio per episode: epistemic / (epistemic + ontic)  (◇ mean)")
+    right.set_title("Sensing ratio")
+    return fig
+
+
+# -- online against offline -----------------------------------------------------------
+
+
+def draw_online_offline(frame: pl.DataFrame) -> Figure:
+    configs = configurations(frame)
+    both = _in_both_regimes(configs)
+    stats = _lookup(frame)
+    fig = Figure(figsize=(max(6.5, 1.5 + 0.42 * sum(c.model in both for c in configs)
+                              + 0.5 * len(both)), 5.2), layout="constrained")
+    ax = fig.subplots()
+    x, ticks, labels = 0.0, [], []
+    kinds: dict[str, object] = {}  # the legend shows real bars: legend patches drop hatch colours
+    for model in both:
+        group = [c for c in configs if c.model == model]
+        start = x
+        for c in group:
+            v = stats[(c.regime, c.model, c.method)]["success"]
+            offline = c.regime == "offline"
+            bar = ax.bar(x, v or 0.0, width=0.8, color="0.85" if offline else "0.35",
+                         hatch="///" if offline else "..", edgecolor="0",
+                         hatchcolor="0.3" if offline else "1", linewidth=0.6)
+            kinds.setdefault("offline strategy" if offline else "online architecture", bar)
+            ax.text(x, (v or 0.0) + 0.015, "n/a" if v is None else f"{v:.0%}", ha="center",
+                    va="bottom", fontsize=7, rotation=90)
+            ticks.append(x)
+            labels.append(c.method)
+            x += 1
+        best = max((stats[(c.regime, c.model, c.method)]["success"] or 0.0 for c in group
+                    if c.regime == "offline"), default=0.0)
+        ax.hlines(best, start - 0.45, x - 0.55, linestyles="--", color="0", linewidth=1.1)
+        ax.text((start + x - 1) / 2, -0.16, group[0].model_label, ha="center", va="top",
+                fontsize=8.5, fontweight="bold", transform=ax.get_xaxis_transform())
+        if model != both[-1]:
+            ax.axvline(x, color="0.6", linewidth=0.6)
+        x += 1
+    ax.set_xticks(ticks, labels, rotation=45, ha="right", rotation_mode="anchor")
+    ax.set_xlim(-0.7, x - 1.3)
+    ax.set_ylim(0, 1.18)
+    ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
+    ax.set_ylabel("success on solvable tasks")
+    ax.set_title("Online against offline, per model")
+    line = Line2D([], [], linestyle="--", color="0")
+    ax.legend([*kinds.values(), line], [*kinds, "best offline strategy"], loc="upper left",
+              bbox_to_anchor=(1.0, 1.0), frameon=False, handleheight=1.6, handlelength=2.4)
+    return fig
+
+
+DRAWERS: dict[str, Callable[[pl.DataFrame], Figure]] = {
+    "outcomes": draw_outcomes, "success_cost": draw_success_cost, "per_task": draw_per_task,
+    "sensing": draw_sensing, "online_offline": draw_online_offline,
+}
+
+
+def placeholder(name: str, reason: str) -> Figure:
+    """The figure written in place of one the rows cannot support: it states why."""
+    fig = Figure(figsize=(7, 1.6))
+    fig.text(0.5, 0.62, f"{name}: not drawn", ha="center", va="center", fontsize=12,
+             fontweight="bold")
+    fig.text(0.5, 0.32, reason, ha="center", va="center", fontsize=10)
+    return fig
+
+
+def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
+    """png and svg with no date and a fixed svg id salt, so reruns are byte-identical."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = [outdir / f"{name}.png", outdir / f"{name}.svg"]
+    with mpl.rc_context(RC):
+        fig.savefig(paths[0], dpi=150, facecolor="white", metadata={"Software": None})
+        fig.savefig(paths[1], facecolor="white", metadata={"Date": None, "Creator": None})
+    return paths
+
+
+def _in_both_regimes(configs: Sequence[Config]) -> list[str]:
+    return [m for m in dict.fromkeys(c.model for c in configs)
+            if {c.regime for c in configs if c.model == m} >= {"offline", "online"}]
+
+
+SENSING_COLUMNS = ("n_epistemic", "n_ontic", "sensing_ratio")
+
+
+def why_not(name: str, frame: pl.DataFrame) -> str | None:
+    """Why the rows cannot support figure `name`, or None when they can."""
+    if frame.is_empty():
+        return "no episode rows"
+    if name == "success_cost" and frame.filter(COUNTED).is_empty():
+        return "no counted episode (every episode is an error)"
+    if name == "sensing":
+        if frame.filter(pl.col("regime") == "online").is_empty():
+            return "no online episodes in these rows"
+        missing = [c for c in SENSING_COLUMNS if c not in frame.columns]
+        if missing:
+            return f"the online rows lack {', '.join(missing)}"
+    if name == "online_offline" and not _in_both_regimes(configurations(frame)):
+        return "no model has both offline and online episodes"
+    return None
+
+
+def draw(name: str, frame: pl.DataFrame) -> Figure:
+    """One figure by name; raises NotDrawable when the rows cannot support it."""
+    reason = why_not(name, frame)
+    if reason:
+        raise NotDrawable(reason)
+    with mpl.rc_context(RC):
+        return DRAWERS[name](frame)
+
+
+def draw_all(frame: pl.DataFrame, outdir: str | Path,
+             notes: list[str] | None = None) -> list[Path]:
+    """Every figure as png and svg in `outdir`; returns the files written. A figure the
+    rows cannot support is written as a placeholder and its reason appended to `notes`."""
+    outdir = Path(outdir)
+    written = []
+    for name in FIGURES:
+        try:
+            fig = draw(name, frame)
+        except NotDrawable as e:
+            if notes is not None:
+                notes.append(f"{name}: not drawn ({e})")
+            fig = placeholder(name, str(e))
+        written += save(fig, outdir, name)
+    return written

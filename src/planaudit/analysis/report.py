@@ -1,0 +1,366 @@
+"""The standalone report: one static `index.html` holding the design, every table and
+every figure, readable offline (no script, no external stylesheet or font; figures by
+relative path, so the report folder moves as one).
+
+It renders what the earlier stages wrote to disk (the table csvs, the figure files)
+and reads the episode rows only for the design (models, methods, tasks) and for why a
+figure was not drawn; it computes no number of its own. Nothing in it depends on the
+clock, so rebuilding from the same files gives the same page.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import os
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+import planaudit
+from planaudit.analysis.figures import CAPTIONS as FIGURE_CAPTIONS
+from planaudit.analysis.figures import FIGURES, why_not
+
+TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "per_domain", "outcomes", "per_task",
+               "power")
+TABLE_CAPTIONS = {
+    "main": "Per regime × model × method: success on solvable tasks, executability (every "
+            "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
+            "and score on all tasks, with 95% bootstrap intervals over tasks (seeded), and mean "
+            "tokens and cost per episode. Error episodes are counted apart.",
+    "comparisons": "Each method against its model's baseline in the same regime (direct offline, "
+                   "react online): exact McNemar test on paired task scores; b counts tasks the "
+                   "method got right and the baseline wrong, c the reverse; p adjusted by "
+                   "Holm–Bonferroni within each regime, reference models apart.",
+    "online_vs_offline": "Per model, each online architecture against each offline strategy of "
+                         "the same model on the tasks both answered: rates over the paired tasks, "
+                         "exact McNemar test, Holm-adjusted.",
+    "per_domain": "Success, executability, detection and score pooled per regime, model and "
+                  "domain.",
+    "outcomes": "How episodes end, per configuration: the count of every outcome.",
+    "per_task": "The score of every task under every configuration (1: success or detected, "
+                "0: any other outcome, empty: error).",
+    "power": "The smallest difference, in percentage points, that an exact McNemar test on the "
+             "tasks actually run can confirm after the Holm correction, and the discordant "
+             "pairs it needs, per family of comparisons.",
+}
+REFERENCE_SUFFIX = " (reference, not an LLM)"
+BADGE = '<span class="badge">reference model, not an LLM</span>'
+FLOAT_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
+                 "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}"}
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+       margin: 2em auto; max-width: 78em; padding: 0 1.5em; color: #111; line-height: 1.45; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 2px solid #333; padding-bottom: 0.15em;
+     margin-top: 2.2em; } h3 { margin: 1.6em 0 0.3em; }
+nav a { margin-right: 1em; } .caption, figcaption { color: #333; max-width: 60em; }
+.scroll { overflow: auto; max-height: 40em; max-width: 100%; width: fit-content;
+          border: 1px solid #ccc; }
+table { border-collapse: collapse; font-size: 0.86em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left;
+         white-space: nowrap; }
+th { background: #eee; position: sticky; top: 0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.reference td { background: #f3f3f3; }
+.badge { display: inline-block; border: 1px solid #222; border-radius: 0.3em; padding: 0 0.35em;
+         margin-left: 0.4em; font-size: 0.8em; font-weight: 600; background: #fff;
+         white-space: nowrap; }
+figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto;
+                                          border: 1px solid #ddd; }
+.note { border-left: 4px solid #888; padding: 0.3em 0.8em; background: #f6f6f6; }
+dl.design dt { font-weight: 600; } dl.design dd { margin: 0 0 0.6em 1.2em; }
+code { font-size: 0.92em; }
+"""
+
+
+def esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def code_version(where: Path | None = None) -> dict[str, str | None]:
+    """planaudit's version and, when the code sits in a git checkout, its commit (with a
+    mark for uncommitted changes); None where git or the checkout is absent."""
+    where = where or Path(planaudit.__file__).resolve().parent
+    info: dict[str, str | None] = {"version": planaudit.__version__, "commit": None}
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode == 0:
+            dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=where,
+                                   capture_output=True, timeout=10).returncode == 1
+            info["commit"] = head.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+# -- tables ---------------------------------------------------------------------------
+
+
+def table_files(folder: Path) -> list[Path]:
+    """The table csvs in the fixed order, then any other csv there, by name."""
+    known = [folder / f"{name}.csv" for name in TABLE_ORDER if (folder / f"{name}.csv").is_file()]
+    extra = sorted(p for p in folder.glob("*.csv") if p.stem not in TABLE_ORDER)
+    return known + extra
+
+
+def _cell(value: str, column: str, references: set[str]) -> tuple[str, bool]:
+    """A csv cell as html, and whether it is numeric (right-aligned)."""
+    if value == "":
+        return "–", True
+    if value in ("true", "false"):
+        return ("yes" if value == "true" else "no"), False
+    try:
+        number = float(value)
+    except ValueError:
+        return _labelled(value, column, references), False
+    if value.lstrip("-").isdigit():
+        return esc(value), True
+    return esc(FLOAT_FORMATS.get(column, "{:.3f}").format(number)), True
+
+
+def _labelled(text: str, column: str, references: set[str]) -> str:
+    """Text with the reference label turned into a badge; a bare reference model name in a
+    model column gets the badge too, whatever the table module calls it."""
+    if REFERENCE_SUFFIX in text:
+        return BADGE.join(esc(part) for part in text.split(REFERENCE_SUFFIX))
+    if column == "model" and text in references:
+        return esc(text) + BADGE
+    return esc(text)
+
+
+def render_table(path: Path, references: set[str]) -> str:
+    with path.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    if not rows:
+        return '<p class="note">Empty file.</p>'
+    header, body = rows[0], rows[1:]
+    ref_col = header.index("reference") if "reference" in header else None
+    out = ['<div class="scroll"><table>', "<thead><tr>"]
+    out += [f"<th>{_labelled(h, 'header', references)}</th>" for h in header]
+    out.append("</tr></thead><tbody>")
+    for row in body:
+        is_ref = (ref_col is not None and row[ref_col] == "true") or any(
+            REFERENCE_SUFFIX in v for v in row)
+        out.append('<tr class="reference">' if is_ref else "<tr>")
+        for value, column in zip(row, header, strict=False):
+            text, numeric = _cell(value, column, references)
+            out.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    if not body:
+        out.append('<p class="note">No rows: the episodes run do not support this table.</p>')
+    return "".join(out)
+
+
+# -- design ---------------------------------------------------------------------------
+
+
+def _seeds(node, path: str = "") -> Iterable[tuple[str, object]]:
+    """Every `seed` in the config, with where it sits (suite.seed, models[flawed].seed)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in ("seed", "seeds") and not isinstance(value, dict | list):
+                yield where, value
+            else:
+                yield from _seeds(value, where)
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            name = item.get("name", i) if isinstance(item, dict) else i
+            yield from _seeds(item, f"{path}[{name}]")
+
+
+def reference_models(frame: pl.DataFrame, config: dict) -> set[str]:
+    names = {m["name"] for m in config.get("models", [])
+             if str(m.get("model", "")).startswith("reference/")}
+    if "reference" in frame.columns:
+        names |= set(frame.filter(pl.col("reference"))["model"].unique().to_list())
+    return names
+
+
+def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
+    out = ['<h2 id="design">Design</h2>']
+    n_err = frame.filter(pl.col("outcome") == "error").height if frame.height else 0
+    regimes = (frame.group_by("regime", maintain_order=True).len().iter_rows()
+               if frame.height else [])
+    out.append(f"<p>{frame.height} episodes ("
+               + (", ".join(f"{n} {esc(r)}" for r, n in regimes) or "none")
+               + f"); {n_err} ended in <code>error</code> (the model could not be reached) and are "
+                 "counted apart.</p>")
+
+    out.append("<h3>Models</h3>")
+    ran = set(frame["model"].unique().to_list()) if frame.height else set()
+    models = list(config.get("models", []))
+    models += [{"name": m, "model": "(not in the config)"} for m in sorted(ran)
+               if m not in {e["name"] for e in models}]
+    out.append('<div class="scroll"><table><thead><tr><th>name</th><th>litellm model</th>'
+               "<th>tier</th><th>family</th><th>episodes</th></tr></thead><tbody>")
+    for m in models:
+        ref = m["name"] in references
+        n = frame.filter(pl.col("model") == m["name"]).height if frame.height else 0
+        out.append(f'<tr{" class=reference" if ref else ""}><td>{esc(m["name"])}'
+                   f'{BADGE if ref else ""}</td><td><code>{esc(m.get("model", ""))}</code></td>'
+                   f'<td>{esc(m.get("tier", ""))}</td><td>{esc(m.get("family", ""))}</td>'
+                   f'<td class="num">{n}</td></tr>')
+    out.append("</tbody></table></div>")
+
+    out.append("<h3>Methods</h3><dl class=design>")
+    for regime, kind in (("offline", "strategies"), ("online", "architectures")):
+        configured = list((config.get(regime) or {}).get("methods", []))
+        run = (frame.filter(pl.col("regime") == regime)["method"].unique(maintain_order=True)
+               .to_list() if frame.height else [])
+        listed = ", ".join(esc(m) for m in configured) or "none"
+        extra = [m for m in run if m not in configured]
+        idle = [m for m in configured if m not in run]
+        notes = []
+        if extra:
+            notes.append("episodes also of " + ", ".join(esc(m) for m in extra))
+        if idle:
+            notes.append("no episodes yet of " + ", ".join(esc(m) for m in idle))
+        out.append(f"<dt>{regime} {kind}</dt><dd>{listed}"
+                   + (f" ({'; '.join(notes)})" if notes else "") + "</dd>")
+    budget = (config.get("online") or {}).get("budget")
+    if budget is not None:
+        out.append(f"<dt>online step budget</dt><dd>{esc(budget)} per episode</dd>")
+    out.append("</dl>")
+
+    out.append("<h3>Tasks</h3>")
+    if frame.height:
+        tasks = (frame.select("domain", "task", "solvable").unique()
+                 .group_by("domain").agg(tasks=pl.len(), solvable=pl.col("solvable").sum())
+                 .sort("domain"))
+        out.append('<div class="scroll"><table><thead><tr><th>domain</th><th>tasks</th>'
+                   "<th>solvable</th><th>unsolvable</th></tr></thead><tbody>")
+        for d, n, s in tasks.iter_rows():
+            out.append(f'<tr><td>{esc(d)}</td><td class="num">{n}</td><td class="num">{s}</td>'
+                       f'<td class="num">{n - s}</td></tr>')
+        total, solv = int(tasks["tasks"].sum()), int(tasks["solvable"].sum())
+        out.append(f'<tr><td><b>all</b></td><td class="num"><b>{total}</b></td>'
+                   f'<td class="num"><b>{solv}</b></td><td class="num"><b>{total - solv}</b></td>'
+                   "</tr></tbody></table></div>")
+    else:
+        out.append('<p class="note">No episodes yet.</p>')
+    suite = config.get("suite") or {}
+    if suite:
+        out.append(f"<p>Suite: {esc(suite.get('source', 'builtin'))} from "
+                   f"<code>{esc(suite.get('root', ''))}</code>; obfuscated domains: "
+                   f"{esc(', '.join(suite.get('obfuscate', [])) or 'none')}.</p>")
+
+    out.append("<h3>Seeds</h3><dl class=design>")
+    seeds = list(_seeds(config))
+    analysis = config.get("analysis") or {}
+    if "seed" not in analysis:
+        seeds.append(("analysis.seed (bootstrap; default)", 0))
+    for where, value in seeds:
+        out.append(f"<dt><code>{esc(where)}</code></dt><dd>{esc(value)}</dd>")
+    out.append("</dl>")
+
+    out.append("<h3>Code version</h3><dl class=design>")
+    version = code_version()
+    out.append(f"<dt>planaudit</dt><dd>{esc(version['version'])}</dd>")
+    out.append("<dt>git commit</dt><dd>"
+               + (f"<code>{esc(version['commit'])}</code>" if version["commit"]
+                  else "not available (not a git checkout, or git absent)") + "</dd>")
+    if frame.height and "code_version" in frame.columns:
+        rows = ", ".join(esc(v) for v in frame["code_version"].unique().sort().to_list())
+        out.append(f"<dt>code version recorded in the rows</dt><dd>{rows}</dd>")
+    if frame.height and "config_hash" in frame.columns:
+        out.append(f"<dt>distinct shard configurations (config_hash)</dt>"
+                   f"<dd>{frame['config_hash'].n_unique()}</dd>")
+    out.append("</dl>")
+    return "".join(out)
+
+
+def power_sentences(folder: Path) -> str:
+    """The power table in words: what the design actually run can confirm."""
+    path = folder / "power.csv"
+    if not path.is_file():
+        return ""
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    items = []
+    for r in rows:
+        who = "reference models" if r.get("reference") == "true" else "the models under test"
+        where = f"{esc(r.get('table', ''))} ({esc(r.get('regime', ''))}), {who}"
+        if r.get("min_difference_pp"):
+            items.append(f"<li>{where}: with {esc(r.get('n_tasks'))} tasks and "
+                         f"{esc(r.get('comparisons'))} comparisons, the smallest difference that "
+                         f"can be confirmed is <b>{float(r['min_difference_pp']):.1f} percentage "
+                         f"points</b> ({esc(r.get('discordant_pairs'))} discordant pairs, all one "
+                         "way); smaller differences cannot be told from chance.</li>")
+        else:
+            items.append(f"<li>{where}: {esc(r.get('n_tasks'))} tasks are too few for any "
+                         f"difference to survive {esc(r.get('comparisons'))} comparisons.</li>")
+    return ("<h3>Power of this design</h3><ul>" + "".join(items) + "</ul>") if items else ""
+
+
+# -- figures --------------------------------------------------------------------------
+
+
+def figures_html(frame: pl.DataFrame, figures: Path, out: Path) -> str:
+    parts = ['<h2 id="figures">Figures</h2>']
+    for name in FIGURES:
+        png, svg = figures / f"{name}.png", figures / f"{name}.svg"
+        title = name.replace("_", " ")
+        reason = why_not(name, frame)
+        parts.append(f'<figure id="figure-{name}">')
+        if reason:
+            parts.append(f'<p class="note">Figure <b>{esc(title)}</b> not drawn: {esc(reason)}.</p>')
+        elif not png.is_file():
+            parts.append(f'<p class="note">Figure <b>{esc(title)}</b>: {esc(png)} is missing '
+                         "(run <code>planaudit figures</code>).</p>")
+        else:
+            src = Path(os.path.relpath(png, out.parent)).as_posix()
+            parts.append(f'<img src="{esc(src)}" alt="{esc(title)}: {esc(FIGURE_CAPTIONS[name])}">')
+        caption = esc(FIGURE_CAPTIONS[name])
+        if not reason and svg.is_file():
+            link = Path(os.path.relpath(svg, out.parent)).as_posix()
+            caption += f' (<a href="{esc(link)}">svg</a>)'
+        parts.append(f"<figcaption><b>{esc(title.capitalize())}.</b> {caption}</figcaption></figure>")
+    return "".join(parts)
+
+
+# -- the page -------------------------------------------------------------------------
+
+
+def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: Path) -> Path:
+    """Write the standalone report to `out` and return it."""
+    references = reference_models(frame, config)
+    files = table_files(tables)
+    nav = ['<a href="#design">Design</a>', '<a href="#tables">Tables</a>',
+           '<a href="#figures">Figures</a>']
+    body = [f"<header><h1>planaudit report</h1><p>LLM planners and agents judged against hidden "
+            f"PDDL models. Reference models (oracle, flawed) are calibrators with privileged "
+            f"access to the hidden model, not LLMs; every row of theirs carries {BADGE}.</p>"
+            f"<nav>{' '.join(nav)}</nav></header>",
+            design_html(frame, config, references), power_sentences(tables),
+            '<h2 id="tables">Tables</h2>']
+    if not files:
+        body.append(f'<p class="note">No table csv in {esc(tables)} (run <code>planaudit '
+                    "tables</code>).</p>")
+    for path in files:
+        name = path.stem
+        others = [f'<a href="{esc(_rel(path.with_suffix(ext), out))}">{kind}</a>'
+                  for ext, kind in ((".md", "Markdown"), (".tex", "LaTeX"))
+                  if path.with_suffix(ext).is_file()]
+        also = f" Also as {' and '.join(others)}." if others else ""
+        body.append(f'<section id="table-{esc(name)}"><h3>{esc(name.replace("_", " "))}</h3>'
+                    f'<p class="caption">{esc(TABLE_CAPTIONS.get(name, ""))}{also}</p>'
+                    f"{render_table(path, references)}</section>")
+    body.append(figures_html(frame, figures, out))
+    page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<link rel="icon" href="data:,">'
+            f"<title>planaudit report</title><style>{STYLE}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def _rel(path: Path, out: Path) -> str:
+    return Path(os.path.relpath(path, out.parent)).as_posix()

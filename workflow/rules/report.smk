@@ -1,0 +1,58 @@
+# Figures and the standalone report, thin shells over `planaudit figures` and
+# `planaudit report`. Every figure is always written (a placeholder stating why when
+# the rows cannot support it), so the outputs below are the same for every config.
+# The figures carry their captions for `snakemake --report report.html`.
+import json
+
+from planaudit.analysis.figures import FIGURES
+
+
+report: "../report/workflow.rst"
+
+
+FIGURE_DIR = f"{RESULTS}/report/figures"
+REPORT_INDEX = f"{RESULTS}/report/index.html"
+
+
+rule figures:
+    input:
+        EPISODES,
+    output:
+        png=[
+            report(
+                f"{FIGURE_DIR}/{name}.png",
+                caption=f"../report/{name}.rst",
+                category="Figures",
+            )
+            for name in FIGURES
+        ],
+        svg=[f"{FIGURE_DIR}/{name}.svg" for name in FIGURES],
+    params:
+        out=lambda wc, output: Path(output.png[0]).parent,
+    log:
+        f"{RESULTS}/logs/analysis/figures.log",
+    conda:
+        "../../envs/planaudit.yaml"
+    shell:
+        "planaudit figures --episodes {input} --out {params.out} 2> {log}"
+
+
+rule report:
+    input:
+        episodes=EPISODES,
+        tables=TABLE_FILES,
+        figures=rules.figures.output,
+    output:
+        REPORT_INDEX,
+    params:
+        # the effective config (command-line overrides included), as the shard rules pass it
+        spec=json.dumps(config),
+        tables=lambda wc, input: Path(input.tables[0]).parent,
+        figures=lambda wc, input: Path(input.figures[0]).parent,
+    log:
+        f"{RESULTS}/logs/analysis/report.log",
+    conda:
+        "../../envs/planaudit.yaml"
+    shell:
+        "planaudit report --episodes {input.episodes} --spec {params.spec:q} "
+        "--tables {params.tables} --figures {params.figures} --out {output} 2> {log}"
