@@ -182,9 +182,11 @@ def test_index_renders_whatever_tables_exist(tmp_path):
 
 def test_captions_for_snakemake_report_match_the_report():
     folder = ROOT / "workflow" / "report"
-    captions = {**figures.CAPTIONS, **TABLE_CAPTIONS}
-    for name, text in captions.items():
-        assert " ".join((folder / f"{name}.rst").read_text().split()) == text, name
+    for kind, captions in (("figure", figures.CAPTIONS), ("table", TABLE_CAPTIONS)):
+        for name, text in captions.items():
+            path = folder / f"{kind}-{name}.rst"
+            assert " ".join(path.read_text().split()) == text, path.name
+    assert len(list(folder.glob("*.rst"))) == len(figures.CAPTIONS) + len(TABLE_CAPTIONS) + 1
     assert "reference" in (folder / "workflow.rst").read_text()
 
 

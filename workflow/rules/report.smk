@@ -1,7 +1,8 @@
 # Figures and the standalone report, thin shells over `planaudit figures` and
 # `planaudit report`. Every figure is always written (a placeholder stating why when
 # the rows cannot support it), so the outputs below are the same for every config.
-# The figures carry their captions for `snakemake --report report.html`.
+# The figures carry their captions for `snakemake --report report.html`; the tables'
+# captions are ../report/table-<name>.rst, for the csv outputs of the tables rule.
 import json
 
 from planaudit.analysis.figures import FIGURES
@@ -21,7 +22,7 @@ rule figures:
         png=[
             report(
                 f"{FIGURE_DIR}/{name}.png",
-                caption=f"../report/{name}.rst",
+                caption=f"../report/figure-{name}.rst",
                 category="Figures",
             )
             for name in FIGURES
