@@ -42,6 +42,11 @@ def delay(seconds: float) -> dict:
     return {"delay": seconds, **reply("too late")}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default backlog (5) drops connections a shard opens at once
+    daemon_threads = True
+
+
 class FakeOpenAI:
     def __init__(self, script: list[dict] | None = None):
         self.script = list(script or [])
@@ -50,6 +55,9 @@ class FakeOpenAI:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real APIs serve
+            disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms stall
+
             def log_message(self, *args):  # keep test output clean
                 pass
 
@@ -73,7 +81,7 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout): nothing to answer
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -87,3 +95,27 @@ class FakeOpenAI:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def serve_in_subprocess(script: list[dict]):
+    """Start the server in a process of its own (so that it does not compete with the
+    client for the interpreter lock, as a remote API would not); returns (process,
+    api_base). Stop it with `process.terminate()`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fake_openai"], cwd=root,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc.stdin.write(json.dumps(script) + "\n")
+    proc.stdin.flush()
+    return proc, proc.stdout.readline().strip()
+
+
+if __name__ == "__main__":  # the subprocess side: read the script, print the address, serve
+    import sys
+
+    with FakeOpenAI(json.loads(sys.stdin.readline())) as srv:
+        print(srv.api_base, flush=True)
+        sys.stdin.read()  # serve until the parent closes our stdin or ends us

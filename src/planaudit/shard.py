@@ -68,7 +68,20 @@ async def _run(config: dict, regime: str, model: str, method: str, folders: list
               f"{row['outcome']}", file=sys.stderr, flush=True)
         return row
 
-    return list(await asyncio.gather(*(one(f) for f in folders)))
+    # a fixed pool of workers, one episode each at a time: every slot the model allows
+    # stays busy until the queue is empty (50 waiters on one semaphore left slots idle)
+    queue: asyncio.Queue[tuple[int, Path]] = asyncio.Queue()
+    for item in enumerate(folders):
+        queue.put_nowait(item)
+    rows: list[dict | None] = [None] * len(folders)
+
+    async def worker() -> None:
+        while not queue.empty():
+            i, folder = queue.get_nowait()
+            rows[i] = await one(folder)
+
+    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(folders)))))
+    return rows
 
 
 def run_shard(config: dict, regime: str, model: str, method: str, domain: str, suite_dir: Path,
