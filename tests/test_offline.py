@@ -113,7 +113,7 @@ def test_a_reply_far_over_the_length_cap_is_judged_like_any_other(folders, tmp_p
 
 
 def test_estimate_counts_the_calls_each_strategy_really_makes(folders):
-    from planaudit.offline.estimate import estimate
+    from planaudit.estimate import estimate
 
     suite_dir = next(iter(folders.values())).parent.parent
     config = {

@@ -311,3 +311,22 @@ def test_query_state_filters_and_renders_through_templates(folders):
     assert not any(line.lstrip("- ").startswith("(") for line in everything)
     bad = env.call("query_state", {"predicate": "levitating"})
     assert bad.kind == "ill-formed" and env.count.n_epistemic == 4 and env.count.steps == 4
+
+
+def test_estimate_prices_online_episodes_along_the_oracles_path(folders):
+    from planaudit.estimate import estimate
+
+    suite_dir = next(iter(folders.values())).parent.parent
+    config = {"models": [{"name": "gpt", "model": "openai/gpt-4o", "input_price": 2.5,
+                          "output_price": 10.0}],
+              "online": {"methods": ["react", "critic", "plan-execute"]},
+              "estimate": {"output_tokens": {"act": 100, "critic": 10}}}
+    rows = {r.method: r for r in estimate(config, suite_dir)}
+    lengths = [json.loads((f / "truth.json").read_text())["optimal_length"]
+               for f in folders.values()]
+    react = sum(3 + n if n is not None else 2 for n in lengths)  # read, sense, act..., submit
+    assert rows["react"].calls == react and rows["react"].regime == "online"
+    assert rows["critic"].calls == react + sum(n + 1 for n in lengths if n is not None)
+    assert rows["plan-execute"].calls == len(lengths)  # one planning call each
+    assert rows["react"].output_tokens == 100 * react
+    assert rows["critic"].input_tokens > rows["react"].input_tokens > 1000 * len(lengths)

@@ -235,7 +235,7 @@ def cmd_episode(args) -> int:
 
 def cmd_estimate(args) -> int:
     from planaudit.experiment import ConfigError, load_config
-    from planaudit.offline.estimate import estimate, render
+    from planaudit.estimate import estimate, render
 
     try:
         config = load_config(args.config)

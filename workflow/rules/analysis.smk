@@ -5,14 +5,14 @@ from planaudit.analysis.tables import FORMATS, TABLES
 
 EPISODES = f"{RESULTS}/episodes.parquet"
 TABLE_FILES = [f"{RESULTS}/report/{t}.{ext}" for t in TABLES for ext in FORMATS]
+
 ROW_SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "row.schema.yaml")
 ANALYSIS = config.get("analysis", {})
 
 
 rule collect:
     input:
-        # every shard the episode rules produce, whichever regimes they define
-        shards=lambda wc: OFFLINE_SHARDS + globals().get("ONLINE_SHARDS", []),
+        shards=OFFLINE_SHARDS + ONLINE_SHARDS,
         schema=ROW_SCHEMA,
     output:
         EPISODES,
@@ -28,7 +28,15 @@ rule tables:
     input:
         EPISODES,
     output:
-        TABLE_FILES,
+        # the csv of each table goes into `snakemake --report` with its caption
+        [
+            (
+                report(f, caption=f"../report/table-{Path(f).stem}.rst", category="Tables")
+                if f.endswith(".csv")
+                else f
+            )
+            for f in TABLE_FILES
+        ],
     params:
         out=lambda wc, output: Path(output[0]).parent,
         seed=ANALYSIS.get("seed", 0),

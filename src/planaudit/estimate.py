@@ -1,0 +1,169 @@
+"""What a config will cost before any money is spent.
+
+Each strategy is run for real on every prepared task, but against a stand-in
+model that answers instantly with filler of the assumed length. So the calls
+are exactly the calls the strategy would make and the prompts are the real
+prompts (counted with litellm's token counter); only the replies are assumed.
+The stand-in never lets a loop stop early (critiques always find issues, plans
+always change, the modulo checker always objects), so multi-round strategies
+are priced at their upper bound.
+
+Online, each architecture runs in the real environment with a stand-in agent
+that takes the oracle's path (read, sense once, execute an optimal plan,
+submit; declare an unsolvable task), its replies padded to the assumed length.
+An online prompt carries the whole history, so this prices the shortest
+sensible episode: a real agent that wanders pays more (a lower bound, said so
+in the output).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import planaudit.llm  # noqa: F401  (local price map)
+from planaudit.experiment import method_params, model_config
+from planaudit.offline.strategies import STRATEGIES, Context
+
+DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
+                         "act": 150, "critic": 100, "reflect": 80}
+
+
+@dataclass
+class Estimate:
+    model: str
+    method: str
+    regime: str
+    tasks: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    usd: float
+
+
+def _filler(n_tokens: int, k: int) -> str:
+    """A reply of about `n_tokens` whose plan differs from every earlier one."""
+    return f"```\n(draft-{k})\n```\n" + "step " * max(0, n_tokens - 8)
+
+
+async def _count(method: str, params: dict, brief: dict, out_tokens: dict,
+                 counter) -> tuple[int, int, int]:
+    calls = tin = tout = 0
+
+    async def ask(messages, purpose="final", temperature=None, sample=0) -> str:
+        nonlocal calls, tin, tout
+        calls += 1
+        tin += counter(messages)
+        n = int(out_tokens.get(purpose, DEFAULT_OUTPUT_TOKENS.get(purpose, 400)))
+        tout += n
+        return _filler(n, calls)
+
+    ctx = Context(brief, ask, params, check=lambda reply: "a precondition does not hold")
+    await STRATEGIES[method](ctx)
+    return calls, tin, tout
+
+
+async def _count_online(method: str, params: dict, folder: Path, out_tokens: dict,
+                        counter) -> tuple[int, int, int]:
+    """Calls and tokens of one online episode along the oracle's path."""
+    from planaudit.formal import load_task
+    from planaudit.llm.client import Call
+    from planaudit.llm.reference import online_turn
+    from planaudit.online.architectures import ARCHITECTURES, Agent
+    from planaudit.online.environment import Environment
+    from planaudit.online.run import DEFAULT_BUDGET
+
+    brief = json.loads((folder / "brief.json").read_text())
+    task = load_task(folder / "domain.pddl", folder / "problem.pddl")
+    env = Environment(task, brief, None, int(params.get("budget", DEFAULT_BUDGET)),
+                      gated=method == "gated")
+    calls = tin = tout = 0
+    meta = {"task_dir": str(folder)}
+
+    async def ask(messages, purpose="act", tools=None) -> Call:
+        nonlocal calls, tin, tout
+        calls += 1
+        tin += counter(messages)
+        n = int(out_tokens.get(purpose, DEFAULT_OUTPUT_TOKENS.get(purpose, 400)))
+        tout += n
+        filler = "step " * max(0, n - 20)
+        if purpose == "act":
+            name, args = online_turn("oracle", meta, messages)
+            return Call(filler, [{"id": f"c{calls}", "type": "function",
+                                  "function": {"name": name, "arguments": json.dumps(args)}}])
+        if purpose == "final":
+            truth = json.loads((folder / "truth.json").read_text())
+            plan = "```\n" + "\n".join(truth["plan"]) + "\n```" if truth["solvable"] \
+                else "UNSOLVABLE"
+            return Call(filler + "\n" + plan)
+        return Call("APPROVE " + filler)
+
+    await ARCHITECTURES[method](Agent(env, ask, params, "native"))
+    return calls, tin, tout
+
+
+def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
+    import litellm
+
+    folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json"))
+    briefs = [json.loads((f / "brief.json").read_text()) for f in folders]
+    if not briefs:
+        raise FileNotFoundError(f"{suite_dir}: no briefs yet (run `snakemake suite` first)")
+    out_tokens = {**DEFAULT_OUTPUT_TOKENS,
+                  **(config.get("estimate", {}) or {}).get("output_tokens", {})}
+    rows = []
+    for entry in config.get("models", []):
+        cfg = model_config(entry)
+        count_model = "gpt-4o" if cfg.model.startswith("reference/") else cfg.model
+
+        def counter(messages, _m=count_model):
+            try:
+                return litellm.token_counter(model=_m, messages=messages)
+            except Exception:  # an unknown tokenizer: litellm's default one
+                return litellm.token_counter(messages=messages)
+
+        work = [("offline", m) for m in config.get("offline", {}).get("methods", [])]
+        work += [("online", m) for m in config.get("online", {}).get("methods", [])]
+        for regime, method in work:
+            params = method_params(config, regime, method)
+            calls = tin = tout = 0
+            for folder, brief in zip(folders, briefs, strict=True):
+                if regime == "offline":
+                    c, i, o = asyncio.run(_count(method, params, brief, out_tokens, counter))
+                else:
+                    c, i, o = asyncio.run(_count_online(method, params, folder, out_tokens,
+                                                        counter))
+                calls, tin, tout = calls + c, tin + i, tout + o
+            if cfg.input_price is not None and cfg.output_price is not None:
+                usd = (tin * cfg.input_price + tout * cfg.output_price) / 1e6
+            elif cfg.model.startswith("reference/"):
+                usd = 0.0
+            else:
+                try:
+                    p, c = litellm.cost_per_token(model=cfg.model, prompt_tokens=tin,
+                                                  completion_tokens=tout)
+                    usd = p + c
+                except Exception:
+                    usd = float("nan")
+            rows.append(Estimate(cfg.name, method, regime, len(briefs), calls, tin, tout, usd))
+    return rows
+
+
+def render(rows: list[Estimate]) -> str:
+    head = f"{'model':<24} {'regime':<8} {'method':<15} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
+           f"{'output tok':>11} {'USD':>10}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<15} {r.tasks:>5} {r.calls:>8} "
+                     f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}")
+    total = sum(r.usd for r in rows)
+    lines += ["-" * len(head),
+              f"{'total':<49} {sum(r.calls for r in rows):>14} "
+              f"{sum(r.input_tokens for r in rows):>12,} "
+              f"{sum(r.output_tokens for r in rows):>11,} {total:>10.2f}",
+              "(offline: upper bound for self-refine, modulo and tot, every round assumed to run; "
+              "online: lower bound, the oracle's path; reference models cost nothing and are "
+              "not LLMs)"]
+    return "\n".join(lines)
