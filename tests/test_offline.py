@@ -135,3 +135,23 @@ def test_estimate_counts_the_calls_each_strategy_really_makes(folders):
     assert direct.output_tokens == 100 * n and direct.input_tokens > 500 * n
     assert direct.usd == pytest.approx((direct.input_tokens * 2.5 + direct.output_tokens * 10) / 1e6)
     assert rows[("oracle", "tot")].usd == 0.0
+
+
+def test_a_shard_survives_an_episode_whose_calls_fail(folders, tmp_path, monkeypatch):
+    """One episode's call fails after its retries: that episode is `error`, the others
+    finish, and the shard writes every row and every transcript."""
+    import polars as pl
+
+    from planaudit.shard import run_shard
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    suite_dir = folders["blocksworld/p04"].parent.parent  # blocksworld: p04 and p09
+    with FakeOpenAI([status(500), status(500), reply("UNSOLVABLE")]) as srv:
+        config = {"models": [{"name": "m", "model": "openai/test", "api_base": srv.api_base,
+                              "max_concurrency": 1, "max_retries": 1}],
+                  "offline": {"methods": ["direct"]}, "cache": str(tmp_path / "cache")}
+        frame = run_shard(config, "offline", "m", "direct", "blocksworld", suite_dir,
+                          tmp_path / "rows.parquet", tmp_path / "transcripts")
+    assert frame.sort("task")["outcome"].to_list() == ["error", "detected"]
+    assert pl.read_parquet(tmp_path / "rows.parquet").height == 2
+    assert sorted(p.name for p in (tmp_path / "transcripts").iterdir()) == ["p04.jsonl", "p09.jsonl"]
