@@ -234,8 +234,8 @@ def cmd_episode(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from planaudit.experiment import ConfigError, load_config
     from planaudit.estimate import estimate, render
+    from planaudit.experiment import ConfigError, load_config
 
     try:
         config = load_config(args.config)
