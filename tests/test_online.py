@@ -330,3 +330,27 @@ def test_estimate_prices_online_episodes_along_the_oracles_path(folders):
     assert rows["plan-execute"].calls == len(lengths)  # one planning call each
     assert rows["react"].output_tokens == 100 * react
     assert rows["critic"].input_tokens > rows["react"].input_tokens > 1000 * len(lengths)
+
+
+def test_episode_command_runs_either_regime_and_names_bad_input(folders, tmp_path, capsys):
+    import yaml
+
+    from planaudit.cli import main
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "suite").symlink_to(folders[TASK].parent.parent)
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "models": [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}],
+        "cache": str(tmp_path / "cache"),
+        "offline": {"methods": ["direct"]}, "online": {"methods": ["critic"], "budget": 40}}))
+    base = ["episode", "--config", str(cfg), "--model", "oracle", "--task", TASK,
+            "--results", str(tmp_path / "results")]
+    assert main([*base, "--method", "critic"]) == 0
+    out = capsys.readouterr().out
+    assert '"regime": "online"' in out and '"outcome": "success"' in out
+    assert "tool call act" in out and "--- critic call" in out
+    assert main([*base, "--method", "direct"]) == 0
+    assert '"regime": "offline"' in capsys.readouterr().out
+    assert main([*base, "--method", "reflexion"]) == 2
+    assert "no method 'reflexion'" in capsys.readouterr().err
