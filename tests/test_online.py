@@ -86,8 +86,12 @@ def test_every_registered_architecture_is_covered():
 def test_success(method, folders, tmp_path, server_env):
     plan = plan_of(folders[TASK])
     calls = [("get_task", {}), ("query_state", {"predicate": "clear"}), *acts(plan), ("submit", {})]
-    row, _, requests = scenario(method, folders, tmp_path, calls)
+    row, transcript, requests = scenario(method, folders, tmp_path, calls)
     assert row["outcome"] == "success" and row["plan_length"] == len(plan)
+    # each call's messages are recorded as they were sent, not as the history ended
+    sent = [len(t["messages"]) for t in transcript if t.get("purpose") == "act"]
+    assert sent == [len(r["messages"]) for r in requests if r.get("tools")]
+    assert sent == sorted(set(sent))
     assert row["n_epistemic"] == 2 and row["n_ontic"] == len(plan) and row["steps"] == len(calls)
     assert row["sensed_before_first_act"] is True and row["efficiency"] == 1.0
     assert row["first_failure_step"] is None and row["executable"] is True

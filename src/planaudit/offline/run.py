@@ -92,7 +92,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      sample=sample, metadata=meta)
         calls.append(call)
-        transcript.append({"purpose": purpose, "messages": messages, "call": call.to_json()})
+        transcript.append({"purpose": purpose, "messages": list(messages), "call": call.to_json()})
         if call.error is not None:
             raise CallFailed(call.error)
         return call.content or ""
