@@ -120,3 +120,18 @@ def test_numeric_task_own_search_agrees_with_enhsp():
     assert rec["agree"] and rec["solvable"]
     assert rec["proven_by"] == ["enhsp-opt", "own"]
     assert rec["optimal_cost"] == 8 and rec["optimal_length"] == 6
+
+
+def test_fast_downward_runs_in_a_folder_of_its_own(tmp_path, monkeypatch):
+    """Fast Downward's driver writes output.sas into its working directory; two truth
+    jobs sharing one would overwrite each other's. Here that file name is taken by a
+    folder in our working directory: the call must not care."""
+    from planaudit.formal.external import solve_external
+
+    entry = next(e for e in suite_entries() if (e.domain, e.id) == ("blocksworld", "p01"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "output.sas").mkdir()
+    result = solve_external(str(entry.domain_file), str(entry.problem_file), "fast-downward-opt",
+                            timeout=120)
+    assert result.status == "solved" and result.length == 2, result.detail
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["output.sas"]

@@ -176,6 +176,17 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
         # the fixture's names (a, b, c) are English words too: look where objects are named
         groups = {w for g in re.findall(r"\(([^()]*)\)", text) for w in re.findall(r"[\w-]+", g)}
         assert groups and not groups & hidden, path
+    # the analysis ran on these rows, and Snakemake's own report gathers it with captions
+    assert (tmp_path / "results" / "report" / "index.html").is_file()
+    report = tmp_path / "report.zip"
+    proc = run("--report", str(report))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import zipfile
+
+    with zipfile.ZipFile(report) as z:
+        names = z.namelist()
+        assert any(n.endswith("main.csv") for n in names), names
+        assert any(n.endswith("outcomes.png") for n in names), names
     cfg["offline"]["params"]["cot"] = {"note": "changed"}
     cfg_path.write_text(yaml.safe_dump(cfg))
     dry = run("-n")

@@ -8,7 +8,9 @@ so a witness shares neither our parser nor our grounding.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -63,7 +65,11 @@ def solve_external(domain_path: str, problem_path: str, engine: str,
     params = {"fast_downward_search_config": search} if search else {}
     name = "fast-downward" if search else engine
     try:
-        with OneshotPlanner(name=name, params=params) as planner:
+        # Fast Downward's driver writes its translation to output.sas in the working
+        # directory: two truth jobs of one workflow would overwrite each other's (seen
+        # here: a solvable task "proven" unsolvable). Each call gets a folder of its own.
+        with tempfile.TemporaryDirectory(prefix="planaudit-") as scratch, \
+                contextlib.chdir(scratch), OneshotPlanner(name=name, params=params) as planner:
             result = planner.solve(problem, timeout=timeout, output_stream=None)
     except Exception as e:
         return ExternalResult(engine, "error", seconds=time.perf_counter() - start,
