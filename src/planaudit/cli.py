@@ -267,18 +267,11 @@ def cmd_collect(args) -> int:
 
 
 def cmd_tables(args) -> int:
-    import polars as pl
+    from planaudit.analysis.tables import NEEDED, TABLES, write_tables
 
-    from planaudit.analysis.tables import TABLES, missing_columns, write_tables
-
-    path = Path(args.episodes)
-    if not path.is_file():
-        raise InputError(f"{path}: no such episodes file (run `planaudit collect` first)")
     if args.bootstrap < 1 or not 0 < args.alpha < 1:
         raise InputError("--bootstrap must be at least 1 and --alpha lie in (0, 1)")
-    episodes = pl.read_parquet(path)
-    if missing := missing_columns(episodes):
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    episodes = _read_episodes(args.episodes, NEEDED)
     write_tables(episodes, Path(args.out), args.seed, args.bootstrap, args.alpha)
     print(f"tables: {len(TABLES)} tables of {episodes.height} episodes in {args.out}", file=sys.stderr)
     return EXIT_OK
@@ -302,7 +295,11 @@ def cmd_power(args) -> int:
     return EXIT_OK
 
 
-def _read_episodes(path: str):
+FIGURE_COLUMNS = ("regime", "model", "reference", "method", "domain", "task", "solvable",
+                  "outcome", "success", "detected", "cost_usd")
+
+
+def _read_episodes(path: str, needed: tuple[str, ...] = FIGURE_COLUMNS):
     """The collected episode rows, or InputError naming the file."""
     import polars as pl
 
@@ -313,8 +310,6 @@ def _read_episodes(path: str):
         frame = pl.read_parquet(episodes)
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(f"{episodes}: not a Parquet file ({e})") from None
-    needed = ("regime", "model", "reference", "method", "domain", "task", "solvable", "outcome",
-              "success", "detected", "cost_usd")
     if missing := [c for c in needed if c not in frame.columns]:
         raise InputError(f"{episodes}: missing column(s) {', '.join(missing)}")
     return frame

@@ -28,6 +28,11 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+# one definition of each rate: the figures can never disagree with the tables
+from planaudit.analysis.tables import OK as COUNTED
+from planaudit.analysis.tables import RATES
+from planaudit.analysis.tables import SCORE as SCORED
+
 FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline")
 CAPTIONS = {
     "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
@@ -51,8 +56,6 @@ CAPTIONS = {
                       "dotted); the dashed line marks the model's best offline strategy. Drawn "
                       "for the models run in both regimes; without one the figure only states so.",
 }
-COUNTED = ~pl.col("outcome").eq("error")
-SCORED = pl.col("success") | pl.col("detected")
 
 # outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
 OUTCOME_STYLE = {
@@ -115,11 +118,10 @@ def summary(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.group_by("regime", "model", "method", maintain_order=True).agg(
         episodes=pl.len(),
         counted=COUNTED.sum(),
-        success=(pl.col("success") & COUNTED).sum()
-        / (pl.col("solvable") & COUNTED).sum().cast(pl.Float64),
-        score=(SCORED & COUNTED).sum() / COUNTED.sum().cast(pl.Float64),
+        success=RATES["success"],
+        score=RATES["score"],
         cost=pl.col("cost_usd").filter(COUNTED).mean(),  # as the main table: calls that ran
-    ).with_columns(pl.col("success", "score").fill_nan(None))
+    )
 
 
 def _lookup(frame: pl.DataFrame) -> dict[tuple[str, str, str], dict]:

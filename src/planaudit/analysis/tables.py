@@ -45,11 +45,6 @@ def model_label(model: str, reference: bool) -> str:
     return model + REFERENCE_SUFFIX if reference else model
 
 
-def missing_columns(ep: pl.DataFrame) -> list[str]:
-    """The columns the tables read that `ep` lacks."""
-    return [c for c in NEEDED if c not in ep.columns]
-
-
 def _share(hit: pl.Expr, among: pl.Expr) -> pl.Expr:
     """Share of `among` rows where `hit` holds; null when there is no such row."""
     den = among.sum()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planaudit.formal.ground import GroundingError, Task
-from planaudit.formal.task import State, conjuncts, holds
+from planaudit.formal.task import State, atom_indices, conjuncts, holds
 from planaudit.offline.contract import parse_action
 from planaudit.suite.brief import Renderer
 
@@ -218,9 +218,9 @@ class Environment:
             return self._ill_formed(f"there is no object named '{obj}'.", "bad-arguments")
         bits, nums = self.state
         lines = []
-        for i, (pred, args) in enumerate(self.task.atoms):
-            if bits >> i & 1 and (predicate is None or pred == predicate) and (
-                    obj is None or obj in args):
+        for i in atom_indices(bits):
+            pred, args = self.task.atoms[i]
+            if (predicate is None or pred == predicate) and (obj is None or obj in args):
                 lines.append(self._fact(pred, args))
         for i, v in enumerate(nums):
             fn, args = self.task.fluents[i]
