@@ -43,7 +43,9 @@ def test_oracle_scores_perfectly_under_every_strategy(folders, method, tmp_path)
     for name, folder in folders.items():
         row, transcript = episode("reference/oracle", method, folder, name, tmp_path)
         assert row["outcome"] == ("success" if row["solvable"] else "detected"), (name, row)
-        assert row["reference"] is True and row["n_calls"] == len(transcript) >= 1
+        calls = [s for s in transcript if "call" in s]
+        assert row["reference"] is True and row["n_calls"] == len(calls) >= 1
+        assert transcript[-1]["outcome"] == row["outcome"]
         if row["success"]:
             assert row["efficiency"] == 1.0 and row["plan_length"] == row["optimal_length"]
 
@@ -55,7 +57,7 @@ def test_transcripts_never_show_the_hidden_model(folders, tmp_path):
         for method in ("direct", "modulo"):
             _, transcript = episode("reference/flawed", method, folder, name, tmp_path,
                                     reference_meta={"faults": {"drop_action": 1.0}})
-            text = json.dumps([t["messages"] for t in transcript])
+            text = json.dumps([t["messages"] for t in transcript if "messages" in t])
             assert not re.search(r"\(define|\(:action|:precondition|\(:init|:effect", text)
             if obfuscated:
                 words = set(re.findall(r"[\w-]+", text))
@@ -66,7 +68,7 @@ def test_modulo_feeds_the_first_failure_back_in_plain_words(folders, tmp_path):
     folder = folders["logistics/p03"]
     row, transcript = episode("reference/flawed", "modulo", folder, "logistics/p03", tmp_path,
                               reference_meta={"faults": {"drop_action": 1.0}})
-    feedback = [m["content"] for t in transcript for m in t["messages"]
+    feedback = [m["content"] for t in transcript for m in t.get("messages", [])
                 if "A validator rejected" in m["content"]]
     assert feedback and ("cannot be applied" in feedback[0] or "goal is not reached" in feedback[0])
     assert "(at " not in feedback[0]  # conditions come through the brief's templates

@@ -353,7 +353,7 @@ def test_episode_command_runs_either_regime_and_names_bad_input(folders, tmp_pat
     assert main([*base, "--method", "critic"]) == 0
     out = capsys.readouterr().out
     assert '"regime": "online"' in out and '"outcome": "success"' in out
-    assert "tool call act" in out and "--- critic call" in out
+    assert "tool call act" in out and "(critic):" in out
     assert main([*base, "--method", "direct"]) == 0
     assert '"regime": "offline"' in capsys.readouterr().out
     assert main([*base, "--method", "reflexion"]) == 2

@@ -168,16 +168,38 @@ def cmd_certify_check(args) -> int:
 # -- episodes -------------------------------------------------------------------------
 
 
-def cmd_shard(args) -> int:
-    from planaudit.experiment import ConfigError, load_config
-    from planaudit.shard import run_shard
+def _config(args) -> dict:
+    """The config as Snakemake would run it: config/config.yaml, then each --config."""
+    from planaudit.config import ConfigError, load_config
 
     try:
-        config = json.loads(args.spec) if args.spec else load_config(args.config)
+        return load_config(*(args.config or []))
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+
+
+def _preflight(entries: list[dict]) -> None:
+    """Refuse to start when a model cannot answer: before any call, in seconds."""
+    from planaudit.llm.preflight import check_models
+
+    if problems := check_models(entries):
+        raise InputError("cannot start, nothing was sent:\n  " + "\n  ".join(problems))
+
+
+def cmd_shard(args) -> int:
+    from planaudit.experiment import ConfigError, model_entry
+    from planaudit.shard import ShardFailed, run_shard
+
+    config = json.loads(args.spec) if args.spec else _config(args)
+    try:
+        _preflight([model_entry(config, args.model)])
         frame = run_shard(config, args.regime, args.model, args.method, args.domain,
                           Path(args.suite), Path(args.out), Path(args.transcripts))
     except (ConfigError, FileNotFoundError) as e:
         raise InputError(str(e)) from None
+    except ShardFailed as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return EXIT_NEGATIVE
     counts = frame["outcome"].value_counts().sort("outcome")
     print(f"{args.regime}/{args.model}/{args.method}/{args.domain}: {frame.height} episodes: "
           + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
@@ -190,55 +212,106 @@ def cmd_episode(args) -> int:
 
     from planaudit.experiment import (
         ConfigError,
-        load_config,
         method_params,
         model_config,
         model_entry,
         reference_meta,
+        shard_hash,
     )
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client
     from planaudit.shard import episode_runner
 
+    config = _config(args)
     try:
-        config = load_config(args.config)
         entry = model_entry(config, args.model)
-        regime = args.regime or next(
-            (r for r in ("offline", "online")
-             if args.method in config.get(r, {}).get("methods", [])), "offline")
+        regime = args.regime or _regime_of(config, args.method)
         params = method_params(config, regime, args.method)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    folder = _prepared(config, args.task, Path(args.results))
+    _preflight([entry])
     run_episode = episode_runner(regime, entry)
-    folder = Path(args.results) / "suite" / args.task
-    if not (folder / "truth.json").is_file():
-        raise InputError(f"{folder}: not prepared (run `snakemake suite` first)")
     client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
     row, transcript = asyncio.run(run_episode(
         client, args.method, params, folder, task_name=args.task,
+        config_hash=shard_hash(entry, args.method, params),
         reference_meta=reference_meta(entry), tier=entry.get("tier", "")))
-    for step in transcript:
-        if "call" not in step:
-            print(f"--- ended: {json.dumps(step)}")
-            continue
-        call = step["call"]
-        print(f"--- {step['purpose']} call: {call['input_tokens']} in, {call['output_tokens']} "
-              f"out, cache hit {call['cache_hit']}{', ERROR ' + call['error'] if call['error'] else ''}")
-        print(f">>> {(step['messages'][-1].get('content') or '')[-400:]}")
-        print(f"<<< {call['content']}")
-        for tc in call["tool_calls"]:
-            fn = tc.get("function") or {}
-            print(f"<<< tool call {fn.get('name')} {fn.get('arguments')}")
-    print(json.dumps(row, indent=1))
+    from planaudit.transcript import render
+
+    print(render(transcript, row, cut=args.cut))
+    return EXIT_OK
+
+
+def _regime_of(config: dict, method: str) -> str:
+    """The regime whose methods in the config name `method`; InputError listing all."""
+    for regime in ("offline", "online"):
+        if method in config.get(regime, {}).get("methods", []):
+            return regime
+    have = {r: config.get(r, {}).get("methods", []) for r in ("offline", "online")}
+    raise InputError(f"no method '{method}' in the config (offline: "
+                     f"{', '.join(have['offline']) or 'none'}; online: "
+                     f"{', '.join(have['online']) or 'none'})")
+
+
+def _prepared(config: dict, name: str, results: Path) -> Path:
+    """The task's prepared folder; a task not prepared yet is prepared and proven here,
+    exactly as the suite rules would, so that one episode needs no full suite run."""
+    from planaudit.suite.brief import BriefError
+    from planaudit.suite.catalog import CatalogError
+    from planaudit.suite.prepare import prepare_task
+    from planaudit.suite.records import LabelError
+
+    domain, _, task = name.partition("/")
+    if not domain or not task:
+        raise InputError(f"--task {name}: write DOMAIN/TASK, such as gripper/p03")
+    folder = results / "suite" / domain / task
+    if (folder / "truth.json").is_file():
+        return folder
+    print(f"{name}: not prepared yet; preparing and proving it (as `snakemake suite` would)",
+          file=sys.stderr, flush=True)
+    try:
+        return prepare_task(config, domain, task, results,
+                            lambda msg: print(f"  {msg}", file=sys.stderr, flush=True))
+    except (CatalogError, BriefError, LabelError) as e:
+        raise InputError(str(e)) from None
+
+
+def cmd_check(args) -> int:
+    """Before a paid run: every model's provider, credentials and server, in seconds."""
+    from planaudit.llm.preflight import check_model, resource_name
+
+    config = json.loads(args.spec) if args.spec else _config(args)
+    entries = [m for m in config.get("models", []) if not args.model or m["name"] in args.model]
+    if args.model and (unknown := set(args.model) - {m["name"] for m in entries}):
+        raise InputError(f"no model named {', '.join(sorted(unknown))} in the config (have: "
+                         f"{', '.join(m['name'] for m in config.get('models', [])) or 'none'})")
+    failed = 0
+    for entry in entries:
+        problems = check_model(entry)
+        failed += bool(problems)
+        kind = "reference, not an LLM" if entry["model"].startswith("reference/") else "LLM"
+        status = "ok" if not problems else "CANNOT RUN"
+        print(f"{entry['name']:<24} {entry['model']:<32} {kind:<22} "
+              f"resource {resource_name(entry['name'])}: {status}")
+        for p in problems:
+            print(f"  {p}")
+    if args.out and not failed:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps([m["name"] for m in entries]) + "\n")
+    if failed:
+        print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent",
+              file=sys.stderr)
+        return EXIT_INPUT
     return EXIT_OK
 
 
 def cmd_estimate(args) -> int:
     from planaudit.estimate import estimate, render
-    from planaudit.experiment import ConfigError, load_config
+    from planaudit.experiment import ConfigError
 
+    config = _config(args)
     try:
-        config = load_config(args.config)
         rows = estimate(config, Path(args.results) / "suite")
     except (ConfigError, FileNotFoundError) as e:
         raise InputError(str(e)) from None
@@ -329,13 +402,10 @@ def cmd_figures(args) -> int:
 
 def cmd_report(args) -> int:
     from planaudit.analysis.report import build
-    from planaudit.experiment import ConfigError, load_config
 
     frame = _read_episodes(args.episodes)
     try:
-        config = json.loads(args.spec) if args.spec else load_config(args.config)
-    except ConfigError as e:
-        raise InputError(str(e)) from None
+        config = json.loads(args.spec) if args.spec else _config(args)
     except json.JSONDecodeError as e:
         raise InputError(f"--spec: not JSON ({e})") from None
     out = build(frame, config, Path(args.tables), Path(args.figures), Path(args.out))
@@ -391,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
         o = sub.add_parser(regime, help=f"the {regime} regime")
         osub = o.add_subparsers(dest=f"{regime}_command", required=True)
         sh = osub.add_parser("shard", help="run one model x method x domain shard")
-        sh.add_argument("--config", default="config/config.yaml")
+        _config_arg(sh)
         sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
         sh.add_argument("--model", required=True)
         sh.add_argument("--method", required=True)
@@ -404,15 +474,27 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("episode", help="run one episode (offline or online) and print it")
     e.add_argument("--regime", choices=("offline", "online"),
                    help="default: the regime whose methods in the config name the method")
-    e.add_argument("--config", default="config/config.yaml")
+    _config_arg(e)
     e.add_argument("--model", required=True)
     e.add_argument("--method", required=True)
     e.add_argument("--task", required=True, metavar="DOMAIN/TASK")
-    e.add_argument("--results", default="results")
+    e.add_argument("--results", default="results", help="where the prepared suite is (a task "
+                                                         "not prepared yet is prepared there)")
+    e.add_argument("--cut", type=int, default=0, metavar="N",
+                   help="shorten each message to N characters, visibly (0: print all)")
     e.set_defaults(func=cmd_episode)
 
+    ck = sub.add_parser("check", help="before spending: every model's provider, credentials "
+                                      "and server, in seconds (sends no prompt)")
+    _config_arg(ck)
+    ck.add_argument("--spec", help="the models as JSON instead (the workflow passes this)")
+    ck.add_argument("--model", action="append", help="check only this model (repeatable)")
+    ck.add_argument("--out", help="on success, write the checked models' names here (the "
+                                  "workflow's marker)")
+    ck.set_defaults(func=cmd_check)
+
     es = sub.add_parser("estimate", help="expected calls, tokens and dollars of a config")
-    es.add_argument("--config", default="config/config.yaml")
+    _config_arg(es)
     es.add_argument("--results", default="results", help="where the prepared suite is")
     es.add_argument("--json", action="store_true")
     es.set_defaults(func=cmd_estimate)
@@ -446,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="the standalone report (index.html): design, tables, figures")
     rp.add_argument("--episodes", default="results/episodes.parquet")
-    rp.add_argument("--config", default="config/config.yaml")
+    _config_arg(rp)
     rp.add_argument("--spec", help="the config as JSON instead (the workflow passes this)")
     rp.add_argument("--tables", default="results/report", help="folder with the table csvs")
     rp.add_argument("--figures", default="results/report/figures")
@@ -456,7 +538,63 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.suite.commands import add_parser as add_suite
 
     add_suite(sub, cmd_suite)
+    _finish_help(p)
     return p
+
+
+EXAMPLES = {
+    "validate": "planaudit validate domains/gripper/domain.pddl domains/gripper/problems/p01.pddl "
+                "plan.txt --json",
+    "solve": "planaudit solve domains/gripper/domain.pddl domains/gripper/problems/p03.pddl",
+    "certify-check": "planaudit certify-check domain.pddl problem.pddl "
+                     "results/suite/gripper/p09/certificate.json",
+    "offline": "planaudit offline shard --model oracle --method direct --domain gripper "
+               "--out rows.parquet --transcripts transcripts/",
+    "online": "planaudit online shard --model oracle --method react --domain gripper "
+              "--out rows.parquet --transcripts transcripts/",
+    "episode": "planaudit episode --model flawed --method modulo --task gripper/p03",
+    "check": "planaudit check --config config/paper.yaml",
+    "estimate": "planaudit estimate --config config/paper.yaml",
+    "collect": "planaudit collect results/episodes/*/*/*/*.parquet --out results/episodes.parquet",
+    "tables": "planaudit tables --episodes results/episodes.parquet --out results/report",
+    "power": "planaudit power --tasks 50 --comparisons 6",
+    "figures": "planaudit figures --episodes results/episodes.parquet",
+    "report": "planaudit report --episodes results/episodes.parquet",
+    "suite": "planaudit suite new domains/mydomain    # or: planaudit suite show gripper/p03",
+}
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Shows every option's default (argparse's own formatter skips options without help)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (action.option_strings and default not in (None, False, argparse.SUPPRESS, [])
+                and "%(default)" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _finish_help(parser: argparse.ArgumentParser) -> None:
+    """Every subcommand shows its defaults and an example."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for name, sub in action.choices.items():
+            sub.formatter_class = _Help
+            for a in sub._actions:
+                if a.help is None and a.option_strings and a.default not in (None, False):
+                    a.help = "(default: %(default)s)"
+            if name in EXAMPLES and not sub.epilog:
+                sub.epilog = "example:\n  " + EXAMPLES[name]
+            _finish_help(sub)
+
+
+def _config_arg(p) -> None:
+    p.add_argument("--config", "--configfile", action="append", metavar="FILE",
+                   help="laid over config/config.yaml as Snakemake's --configfile is "
+                        "(repeatable; checked against workflow/schemas/config.schema.yaml)")
 
 
 def main(argv: list[str] | None = None) -> int:

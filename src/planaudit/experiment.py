@@ -1,43 +1,31 @@
 """The experiment config as the episode stages read it: models and method parameters.
 
-Snakemake validates the whole file against `workflow/schemas/config.schema.yaml`;
-this module only turns the relevant parts into objects, and fingerprints what
-decides a shard's results (so a row says which configuration made it).
+`planaudit.config` reads and validates the file (as Snakemake does); this module
+turns the relevant parts into objects, and fingerprints what decides a shard's
+results (so a row says which configuration made it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
-import yaml
-
+from planaudit.config import ConfigError, load_config
 from planaudit.llm.client import ModelConfig
 
+__all__ = ["ConfigError", "load_config", "method_params", "model_config", "model_entry",
+           "reference_meta", "shard_hash"]
+
 MODEL_FIELDS = ("name", "model", "family", "tier", "api_base", "input_price", "output_price",
-                "max_concurrency", "timeout", "max_retries")
-
-
-class ConfigError(ValueError):
-    """A config that names a model or method it does not define."""
-
-
-def load_config(path: str | Path) -> dict:
-    try:
-        return yaml.safe_load(Path(path).read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not YAML: {e}") from None
+                "max_concurrency", "timeout", "max_retries", "api_key_env")
 
 
 def model_entry(config: dict, name: str) -> dict:
     for m in config.get("models", []):
         if m["name"] == name:
             return m
-    raise ConfigError(f"config models: no model named '{name}' "
-                      f"(have: {', '.join(m['name'] for m in config.get('models', []))})")
+    have = ", ".join(m["name"] for m in config.get("models", [])) or "none"
+    raise ConfigError(f"config models: no model named '{name}' (have: {have})")
 
 
 def model_config(entry: dict) -> ModelConfig:
@@ -54,7 +42,8 @@ def reference_meta(entry: dict) -> dict | None:
 def method_params(config: dict, regime: str, method: str) -> dict:
     section = config.get(regime, {})
     if method not in section.get("methods", []):
-        raise ConfigError(f"config {regime}.methods: no method '{method}'")
+        have = ", ".join(section.get("methods", [])) or "none"
+        raise ConfigError(f"config {regime}.methods: no method '{method}' (have: {have})")
     params = {"max_tokens": section.get("max_tokens", 4096)}
     if "budget" in section:  # online: the same tool-call budget for every architecture
         params["budget"] = section["budget"]

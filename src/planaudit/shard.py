@@ -29,6 +29,11 @@ from planaudit.llm.client import Client
 REGIMES = ("offline", "online")
 
 
+class ShardFailed(RuntimeError):
+    """Every episode of a shard ended in `error`: the model was never reached. The job
+    fails (its transcripts stay) instead of handing on a shard with nothing to measure."""
+
+
 def episode_runner(regime: str, entry: dict):
     """The regime's `run_episode`, with the model's tool protocol where it matters."""
     if regime == "offline":
@@ -64,8 +69,9 @@ async def _run(config: dict, regime: str, model: str, method: str, folders: list
                 fh.write(json.dumps(step) + "\n")
             fh.write(json.dumps({"row": row}) + "\n")
         done += 1
+        why = f" ({row['error']})" if row.get("error") else ""
         print(f"{regime}/{model}/{method}/{domain}: {done}/{len(folders)} {folder.name} "
-              f"{row['outcome']}", file=sys.stderr, flush=True)
+              f"{row['outcome']}{why}", file=sys.stderr, flush=True)
         return row
 
     # a fixed pool of workers, one episode each at a time: every slot the model allows
@@ -92,6 +98,10 @@ def run_shard(config: dict, regime: str, model: str, method: str, domain: str, s
     cache_dir = config.get("cache", ".cache/planaudit")
     rows = asyncio.run(_run(config, regime, model, method, folders, domain, transcripts,
                             cache_dir))
+    if all(r["outcome"] == "error" for r in rows):
+        reasons = sorted({r["error"] or "unknown" for r in rows})
+        raise ShardFailed(f"{regime}/{model}/{method}/{domain}: all {len(rows)} episodes ended in "
+                          f"error: {'; '.join(reasons[:3])}")
     frame = pl.DataFrame(rows, infer_schema_length=None)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame.write_parquet(out)

@@ -21,7 +21,8 @@ rule collect:
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit collect --schema {input.schema} --out {output} {input.shards} 2> {log}"
+        "planaudit collect --schema {input.schema} --out {output} {input.shards} 2> {log} "
+        "|| (tail -n 20 {log} >&2; exit 1)"
 
 
 rule tables:
@@ -48,4 +49,5 @@ rule tables:
         "../../envs/planaudit.yaml"
     shell:
         "planaudit tables --episodes {input} --out {params.out} --seed {params.seed} "
-        "--bootstrap {params.bootstrap} --alpha {params.alpha} 2> {log}"
+        "--bootstrap {params.bootstrap} --alpha {params.alpha} 2> {log} "
+        "|| (tail -n 20 {log} >&2; exit 1)"

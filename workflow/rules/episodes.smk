@@ -1,9 +1,13 @@
 # Episodes, both regimes: one job per regime x model x method x domain shard.
 # Each model gets a rule of its own per regime so that a custom resource per model
-# (`--resources model_<name>=2`) caps how many of its shards run at once, across
-# regimes. A shard's params hold exactly the config it depends on, so changing one
-# method's parameters reruns that method only.
+# (`--resources model_gpt_4o=2`: `planaudit check` prints each model's name) caps how
+# many of its shards run at once, across regimes. A shard's params hold exactly the
+# config it depends on, so changing one method's parameters reruns that method only.
+# No shard starts before `check_models` has found every model reachable: a run that
+# cannot succeed fails in seconds, before any paid call.
 import json
+
+from planaudit.llm.preflight import resource_name
 
 REGIMES = ("offline", "online")
 MODELS = [m["name"] for m in config.get("models", [])]
@@ -18,6 +22,14 @@ SHARDS = {
     for r in REGIMES
 }
 OFFLINE_SHARDS = SHARDS["offline"]
+# temp: checked again whenever a shard is to run; ancient: its time never reruns a shard
+CHECKED = f"{RESULTS}/checks/models.json"
+RESOURCES = {m: resource_name(m) for m in MODELS}
+if len(set(RESOURCES.values())) < len(RESOURCES):
+    raise ValueError(
+        "config models: two model names share one resource name: "
+        + ", ".join(f"{m} -> {r}" for m, r in RESOURCES.items())
+    )
 ONLINE_SHARDS = SHARDS["online"]
 
 
@@ -52,6 +64,20 @@ def transcripts_dir(regime, model_name):
     return folder
 
 
+rule check_models:
+    output:
+        temp(CHECKED),
+    params:
+        spec=json.dumps({"models": config.get("models", [])}),
+    log:
+        f"{RESULTS}/logs/checks.log",
+    conda:
+        "../../envs/planaudit.yaml"
+    shell:
+        "planaudit check --spec {params.spec:q} --out {output} > {log} 2>&1 "
+        "|| (cat {log} >&2; exit 1)"
+
+
 for _regime in REGIMES:
     for _model in MODELS:
 
@@ -60,6 +86,7 @@ for _regime in REGIMES:
                 f"{_regime}_{_model}"
             input:
                 domain_truths,
+                ancient(CHECKED),
             output:
                 rows=f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}/{{domain}}.parquet",
             params:
@@ -69,7 +96,7 @@ for _regime in REGIMES:
                 suite=lambda wc, input: Path(input[0]).parent.parent.parent,
                 transcripts=transcripts_dir(_regime, _model),
             resources:
-                **{f"model_{_model}": 1},
+                **{RESOURCES[_model]: 1},
             log:
                 f"{RESULTS}/logs/{_regime}/{_model}/{{method}}/{{domain}}.log",
             conda:
@@ -77,4 +104,5 @@ for _regime in REGIMES:
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
                 "--method {wildcards.method} --domain {wildcards.domain} --suite {params.suite} "
-                "--out {output.rows} --transcripts {params.transcripts} 2> {log}"
+                "--out {output.rows} --transcripts {params.transcripts} 2> {log} "
+                "|| (tail -n 20 {log} >&2; exit 1)"

@@ -35,7 +35,8 @@ rule figures:
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit figures --episodes {input} --out {params.out} 2> {log}"
+        "planaudit figures --episodes {input} --out {params.out} 2> {log} "
+        "|| (tail -n 20 {log} >&2; exit 1)"
 
 
 rule report:
@@ -56,4 +57,5 @@ rule report:
         "../../envs/planaudit.yaml"
     shell:
         "planaudit report --episodes {input.episodes} --spec {params.spec:q} "
-        "--tables {params.tables} --figures {params.figures} --out {output} 2> {log}"
+        "--tables {params.tables} --figures {params.figures} --out {output} 2> {log} "
+        "|| (tail -n 20 {log} >&2; exit 1)"

@@ -22,7 +22,8 @@ rule prepare:
         "../../envs/planaudit.yaml"
     shell:
         "planaudit suite prepare {params.suite} --domain {wildcards.domain} "
-        "--task {wildcards.task} --outdir {params.outdir} {params.obfuscate} 2> {log}"
+        "--task {wildcards.task} --outdir {params.outdir} {params.obfuscate} 2> {log} "
+        "|| (tail -n 20 {log} >&2; exit 1)"
 
 
 rule truth:
@@ -47,7 +48,8 @@ rule truth:
         "../../envs/planaudit.yaml"
     shell:
         "planaudit suite truth {params.suite} --domain {wildcards.domain} "
-        "--task {wildcards.task} --outdir {params.outdir} {params.limits} 2> {log}"
+        "--task {wildcards.task} --outdir {params.outdir} {params.limits} 2> {log} "
+        "|| (tail -n 20 {log} >&2; exit 1)"
 
 
 rule summary:
@@ -61,8 +63,9 @@ rule summary:
     conda:
         "../../envs/planaudit.yaml"
     shell:
+        # the console gets the summary: single-method tasks and the label audit's count
         "planaudit suite summary --out {output.summary} --audit-out {output.audit} "
-        "{input} 2> {log}"
+        "{input} 2> {log} || (tail -n 20 {log} >&2; exit 1); cat {log} >&2"
 
 
 rule suite:

@@ -379,6 +379,12 @@ def draw_sensing(frame: pl.DataFrame) -> Figure:
         ratios.append(vals["sensing_ratio"].drop_nulls().drop_nans().to_numpy())
     y = np.arange(len(configs))
     keep = [i for i, r in enumerate(ratios) if len(r)]
+    right.set_title("Sensing ratio")
+    if not keep:  # no episode called a sensing or acting tool: there is no ratio to draw
+        right.text(0.5, 0.5, "no episode called get_task, query_state or act:\nno sensing "
+                   "ratio to show", ha="center", va="center", transform=right.transAxes)
+        right.set_yticks([])
+        return fig
     box = right.boxplot([ratios[i] for i in keep], positions=y[keep], orientation="horizontal",
                         widths=0.6, patch_artist=True, showmeans=True,
                         meanprops={"marker": "D", "markerfacecolor": "1", "markeredgecolor": "0",
@@ -396,7 +402,6 @@ def draw_sensing(frame: pl.DataFrame) -> Figure:
     right.set_xlim(0, 1)
     right.xaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
     right.set_xlabel("sensing ratio per episode: epistemic / (epistemic + ontic)  (◇ mean)")
-    right.set_title("Sensing ratio")
     return fig
 
 

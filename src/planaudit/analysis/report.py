@@ -63,6 +63,9 @@ table { border-collapse: collapse; font-size: 0.86em; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left;
          white-space: nowrap; }
 th { background: #eee; position: sticky; top: 0; }
+td:first-child, th:first-child { position: sticky; left: 0; z-index: 1;
+                                 box-shadow: inset -1px 0 #ccc; }
+td:first-child { background: #fff; } th:first-child { z-index: 2; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.reference td { background: #f3f3f3; }
 .badge { display: inline-block; border: 1px solid #222; border-radius: 0.3em; padding: 0 0.35em;
@@ -358,7 +361,11 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
             f"<title>planaudit report</title><style>{STYLE}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    # atomically: a reader (or a crash) never sees half a page, and a failed build leaves
+    # no page that mixes old and new
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, out)
     return out
 
 

@@ -1,8 +1,8 @@
 """A persistent cache of model replies, keyed by exactly what decides a reply.
 
-The key covers the model string, the messages, the tools, the temperature, the
-output cap, the sample index and the call's metadata (task, purpose, a
-reference model's fault rates), and nothing else: retries, timeouts,
+The key covers the model string, the server that answers it (`api_base`), the
+messages, the tools, the temperature, the output cap, the sample index and the
+call's metadata (task, purpose, a reference model's fault rates), and nothing else: retries, timeouts,
 concurrency or the API key do not change what a model would say, so they do
 not change the key. Entries are JSON files written atomically (a temporary file
 renamed into place), so a killed run never leaves a half-written entry, and a
@@ -18,10 +18,14 @@ import tempfile
 from pathlib import Path
 
 KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample", "metadata")
+# who answers: a model string served elsewhere is another model. Only in the key when
+# set, so that entries written before it was part of the key are still found.
+WHERE_FIELDS = ("api_base",)
 
 
 def cache_key(request: dict) -> str:
     decisive = {k: request.get(k) for k in KEY_FIELDS}
+    decisive.update({k: request[k] for k in WHERE_FIELDS if request.get(k)})
     canonical = json.dumps(decisive, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 

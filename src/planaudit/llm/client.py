@@ -10,6 +10,7 @@ API keys are read by litellm from the environment and never pass through here.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ class ModelConfig:
     max_retries: int = 5
     backoff_base: float = 1.0
     backoff_cap: float = 60.0
+    api_key_env: str | None = None  # the variable holding the key; "none": the server needs none
 
 
 @dataclass
@@ -63,12 +65,35 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
+# Failures that no retry can mend, whatever type litellm gives them: the OpenAI client
+# reports a missing key as a server error, which would otherwise be retried for minutes.
+PERMANENT_MESSAGES = ("missing credentials", "api_key client option must be set",
+                      "api key not valid", "invalid api key", "incorrect api key",
+                      "llm provider not provided")
+
+
 def _retryable(exc: Exception) -> bool:
+    """Transient failures (rate limits, server errors, lost connections, time-outs) are
+    retried; authentication, missing credentials, unknown providers and bad requests are
+    not: they would fail the same way every time, and each try may be billed."""
     import litellm
 
+    if any(m in str(exc).lower() for m in PERMANENT_MESSAGES):
+        return False
     transient = (litellm.RateLimitError, litellm.InternalServerError, litellm.APIConnectionError,
                  litellm.ServiceUnavailableError, litellm.BadGatewayError, litellm.Timeout)
     return isinstance(exc, transient)
+
+
+def _fails_every_call(exc: Exception) -> bool:
+    """A failure of the model, not of one request (no key, a refused key, no such model or
+    provider): every later call would fail alike, so none is sent. A bad request (a prompt
+    too long, say) fails only itself."""
+    import litellm
+
+    if any(m in str(exc).lower() for m in PERMANENT_MESSAGES):
+        return True
+    return isinstance(exc, litellm.AuthenticationError | litellm.NotFoundError)
 
 
 class Client:
@@ -83,6 +108,7 @@ class Client:
         self.rng = rng or random.Random(0)
         self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
         self.waits: list[float] = []  # every backoff taken, for the record
+        self.fatal: str | None = None  # a permanent failure: later calls fail without a request
         if cfg.model.startswith(PROVIDER + "/"):
             register()
         elif cfg.input_price is not None and cfg.output_price is not None:
@@ -128,16 +154,28 @@ class Client:
         decides the reply."""
         request = {"model": self.cfg.model, "messages": messages, "tools": tools,
                    "temperature": temperature, "max_tokens": max_tokens, "sample": sample,
-                   "metadata": metadata}
+                   "metadata": metadata, "api_base": self.cfg.api_base}
         key = cache_key(request)
         hit = self.cache.get(key)
         if hit is not None:
             return Call(**{**hit, "cache_hit": True, "latency_s": 0.0, "attempts": 0})
+        if self.fatal is not None:  # the same request would fail the same way: do not send it
+            return Call(None, attempts=0, error=self.fatal)
         async with self.semaphore:
             call = await self._call(request)
         if call.error is None:
             self.cache.put(key, call.to_json())
         return call
+
+    def _api_key(self) -> str | None:
+        """The key named by `api_key_env`; a placeholder for a server that needs none (the
+        OpenAI client refuses to send without some key). None: litellm's own variables."""
+        var = self.cfg.api_key_env
+        if var is None:
+            return None
+        if var.lower() == "none":
+            return "no-key-needed"
+        return os.environ.get(var)
 
     async def _call(self, request: dict) -> Call:
         import litellm
@@ -152,14 +190,21 @@ class Client:
             kwargs["metadata"] = request["metadata"]
         if self.cfg.api_base:
             kwargs["api_base"] = self.cfg.api_base
+        if key := self._api_key():
+            kwargs["api_key"] = key
         error = None
         for attempt in range(self.cfg.max_retries + 1):
             start = time.perf_counter()
             try:
                 resp = await litellm.acompletion(**kwargs)
             except Exception as exc:  # litellm maps every provider failure to its own types
-                error = f"{type(exc).__name__}: {str(exc)[:300]}"
-                if not _retryable(exc) or attempt == self.cfg.max_retries:
+                error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                if not _retryable(exc):
+                    error = f"not retried: {error}"
+                    if _fails_every_call(exc):
+                        self.fatal = error
+                    return Call(None, attempts=attempt + 1, error=error)
+                if attempt == self.cfg.max_retries:
                     return Call(None, attempts=attempt + 1, error=error)
                 wait = self._backoff(attempt, exc)
                 self.waits.append(wait)

@@ -70,6 +70,24 @@ def feedback(task, renderer: Renderer | None, reply: str, actions: frozenset[str
     return f"action {f.step}, {f.action}: {f.detail}."
 
 
+def failure_detail(failure, extraction) -> str | None:
+    """The first failure in one line: what went wrong and, for a condition, which facts
+    did not hold (as `planaudit validate` names them)."""
+    if failure is None:
+        return f"output contract: {extraction.reason}" if extraction.kind == "malformed" else None
+    text = failure.detail
+    if failure.unsatisfied:
+        text += "; unsatisfied: " + " ".join(failure.unsatisfied)
+    return text
+
+
+def _failure_record(row: dict) -> dict | None:
+    """The first failure as the transcript's last entry records it."""
+    if row["first_failure_kind"] is None and row["first_failure_detail"] is None:
+        return None
+    return {k: row[f"first_failure_{k}"] for k in ("step", "kind", "action", "detail")}
+
+
 def _sum(calls: list[Call], attr: str):
     return sum(getattr(c, attr) for c in calls)
 
@@ -110,13 +128,15 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "domain": domain, "task": name, "solvable": solvable,
         "optimal_length": truth["optimal_length"],
     }
+    error = None
     try:
         reply = await STRATEGIES[method](ctx)
-    except CallFailed:
-        reply = None
+    except CallFailed as e:
+        reply, error = None, str(e)
     if reply is None:
         row.update(outcome="error", executable=None, plan_length=None, first_failure_step=None,
-                   first_failure_kind=None, contract_breach=None)
+                   first_failure_kind=None, first_failure_action=None, first_failure_detail=None,
+                   contract_breach=None)
     else:
         ex = extract(reply, actions)
         verdict = validate(task, parse_plan(ex.plan_text)) if ex.kind == "plan" else None
@@ -127,8 +147,11 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
             plan_length=len(ex.steps) if ex.kind == "plan" else None,
             first_failure_step=failure.step if failure else None,
             first_failure_kind=failure.kind if failure else None,
+            first_failure_action=failure.action if failure else None,
+            first_failure_detail=failure_detail(failure, ex),
             contract_breach=ex.reason,
         )
+    row["error"] = error
     row["success"] = row["outcome"] == "success"
     row["detected"] = row["outcome"] == "detected"
     row["efficiency"] = (truth["optimal_length"] / row["plan_length"]
@@ -137,4 +160,6 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                output_tokens=_sum(calls, "output_tokens"), cost_usd=_sum(calls, "cost_usd"),
                latency_s=_sum(calls, "latency_s"), cache_hits=sum(c.cache_hit for c in calls),
                config_hash=config_hash, code_version=__version__)
+    transcript.append({"ending": row["outcome"], "outcome": row["outcome"],
+                       "first_failure": _failure_record(row), "error": error})
     return row, transcript

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.plan import format_step
 from planaudit.formal.task import State, atom_indices, conjuncts, holds
 from planaudit.offline.contract import parse_action
 from planaudit.suite.brief import Renderer
@@ -95,7 +96,8 @@ class Environment:
         self.actions = frozenset(task.domain.actions)
         self.count = Counters()
         self.ending: str | None = None
-        self.first_failure: tuple[int, str] | None = None  # (step, kind)
+        # (step, kind, action, detail): the first failure, named as `planaudit validate` would
+        self.first_failure: tuple[int, str, str | None, str] | None = None
         self.failure_kinds: list[str] = []  # every failure, in order
 
     # -- bookkeeping --------------------------------------------------------------
@@ -104,10 +106,10 @@ class Environment:
     def done(self) -> bool:
         return self.ending is not None
 
-    def _fail(self, kind: str) -> None:
+    def _fail(self, kind: str, action: str | None = None, detail: str = "") -> None:
         self.failure_kinds.append(kind)
         if self.first_failure is None:
-            self.first_failure = (self.count.steps, kind)
+            self.first_failure = (self.count.steps, kind, action, detail)
 
     def _end(self, ending: str, text: str) -> Observation:
         self.ending = ending
@@ -118,7 +120,7 @@ class Environment:
         """Count one unit of the budget; past it, the episode ends."""
         if self.count.steps >= self.budget:
             self.count.steps += 1
-            self._fail("budget")
+            self._fail("budget", None, f"the budget of {self.budget} tool calls is used up")
             return self._end("budget", f"The budget of {self.budget} tool calls is used up.")
         self.count.steps += 1
         return None
@@ -177,16 +179,18 @@ class Environment:
         if name == "submit":
             if self.task.goal_holds(self.state):
                 return self._end("submitted-goal", "Submitted: the goal holds.")
-            self._fail("goal")
+            unmet = [self.task.describe(c) for c in conjuncts(self.task.goal)
+                     if not holds(c, self.state)]
+            self._fail("goal", "submit", "the goal does not hold; unsatisfied: " + " ".join(unmet))
             return self._end("submitted-early", "Submitted, but the goal does not hold.")
         if name == "declare_unsolvable":
             return self._end("declared-unsolvable", "Declared unsolvable.")
         return self._ill_formed(f"there is no tool named '{name}'; the tools are "
                                 + ", ".join(TOOLS) + ".", "unknown-tool")
 
-    def _ill_formed(self, text: str, kind: str) -> Observation:
+    def _ill_formed(self, text: str, kind: str, action: str | None = None) -> Observation:
         self.count.ill_formed += 1
-        self._fail(kind)
+        self._fail(kind, action, text.rstrip("."))
         return Observation("Error: " + text + " Nothing changed.", ok=False, kind="ill-formed")
 
     def vocabulary(self) -> str:
@@ -246,13 +250,16 @@ class Environment:
         step = parse_action(text, None)
         if step is None:
             return self._ill_formed(f"cannot read '{text.strip()[:80]}' as an action; write "
-                                    "(action-name object1 object2 ...).", "unreadable")
+                                    "(action-name object1 object2 ...).", "unreadable",
+                                    text.strip()[:200])
         try:
             op = self.task.operator(*step)
         except GroundingError as e:
-            return self._ill_formed(e.detail + ".", e.kind)
+            return self._ill_formed(e.detail + ".", e.kind, format_step(step))
         if not op.applicable(self.state):
-            self._fail("precondition")
+            unmet = [self.task.describe(c) for c in conjuncts(op.pre) if not holds(c, self.state)]
+            self._fail("precondition", op.name,
+                       "precondition does not hold; unsatisfied: " + " ".join(unmet))
             if self.gated:
                 self.count.blocked_actions += 1
                 return Observation(f"Blocked: {op.name} cannot be applied now; these conditions "

@@ -26,6 +26,13 @@ class CallFailed(Exception):
     """A model call failed after its retries: the episode ends as `error`."""
 
 
+def _failure_record(row: dict) -> dict | None:
+    """The first failure as the transcript's last entry records it."""
+    if row["first_failure_kind"] is None:
+        return None
+    return {k: row[f"first_failure_{k}"] for k in ("step", "kind", "action", "detail")}
+
+
 async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
                       task_name: str, config_hash: str = "", reference_meta: dict | None = None,
                       tier: str = "", protocol: str = "native") -> tuple[dict, list[dict]]:
@@ -54,10 +61,11 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         return call
 
     agent = Agent(env, ask, params, protocol)
+    error = None
     try:
         await ARCHITECTURES[method](agent)
-    except CallFailed:
-        env.ending = "error"
+    except CallFailed as e:
+        env.ending, error = "error", str(e)
     if env.ending is None:  # an architecture returned without ending the episode
         raise RuntimeError(f"architecture {method!r} returned before the episode ended")
     domain, name = task_name.split("/")
@@ -78,6 +86,9 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                        if outcome == "success" and c.applied else None),
         "first_failure_step": failure[0] if failure else None,
         "first_failure_kind": failure[1] if failure else None,
+        "first_failure_action": failure[2] if failure else None,
+        "first_failure_detail": failure[3] if failure else None,
+        "error": error,
         "contract_breach": None,
         "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
         "output_tokens": sum(x.output_tokens for x in calls),
@@ -93,5 +104,6 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "blocked_actions": c.blocked_actions,
         "recovered": (outcome == "success") if c.blocked_actions else None,
     }
-    transcript.append({"ending": env.ending, "applied": c.applied})
+    transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
+                       "first_failure": _failure_record(row)})
     return row, transcript

@@ -75,6 +75,11 @@ def _load_templates(name: str, _stamp: int | None) -> Templates:
         for k in data.get(key) or {}:
             if not isinstance(k, str):  # YAML reads a bare on/off/yes/no as a boolean
                 raise BriefError(f"{path}: {key}: the name {k!r} is not a string; quote it")
+    left = [key for key in ("world",) if str(data[key]).startswith("TODO")] + [
+        f"{key}.{k}" for key in ("types", "predicates", "functions", "actions")
+        for k, v in (data.get(key) or {}).items() if str(v).startswith("TODO")]
+    if left:  # placeholders written by `planaudit suite new`
+        raise BriefError(f"{path}: still a placeholder (replace the TODO text): {', '.join(left)}")
     return Templates(str(path), str(data["world"]).strip(), dict(data["types"] or {}),
                      dict(data["predicates"] or {}), dict(data.get("functions") or {}),
                      dict(data["actions"] or {}))

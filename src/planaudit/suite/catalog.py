@@ -65,7 +65,8 @@ def load_domain_tasks(root: str | Path, domain: str) -> list[TaskEntry]:
             if key not in t:
                 raise CatalogError(f"{where}: missing field '{key}'")
         if t["label"] not in LABELS:
-            raise CatalogError(f"{where}.label: '{t['label']}' is not one of {LABELS}")
+            raise CatalogError(f"{where}.label: '{t['label']}' is not one of "
+                               f"{', '.join(LABELS)} (fill in what you claim; the suite proves it)")
         opt = t.get("optimal_length")
         if opt is not None and (not isinstance(opt, int) or opt < 0):
             raise CatalogError(f"{where}.optimal_length: must be a whole number or null")
@@ -126,16 +127,52 @@ def load_external_tasks(root: str | Path, domain: str) -> list[TaskEntry]:
     return entries
 
 
+# what every domain folder must hold, and what goes in it (named in the error when missing)
+NEEDS = {
+    "builtin": {
+        "domain.pddl": "the domain in PDDL (the hidden model's actions and predicates)",
+        "tasks.yaml": "the task list: id, problem, label (solvable or unsolvable), optimal_length",
+        "nl.yaml": "the brief templates: world, types, predicates, functions, actions",
+    },
+    "external": {
+        "domain.pddl": "the domain in PDDL",
+        "prompts.json": "domain_prompt, actions and problems (id, prompt, optimal_cost)",
+        "problems_pddl": "the problems, problemN.pddl",
+    },
+}
+
+
+def domain_folders(root: Path) -> list[Path]:
+    """Every folder of a suite root (hidden and underscore folders aside)."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def check_domain_folder(folder: Path, source: str = "builtin") -> None:
+    """A domain folder missing a file it needs is an error naming the file and its use,
+    never a folder silently skipped."""
+    if not folder.is_dir():
+        raise CatalogError(f"{folder}: no such domain folder")
+    missing = [f"{name} ({what})" for name, what in NEEDS[source].items()
+               if not (folder / name).exists()]
+    if missing:
+        hint = " (`planaudit suite new` writes a skeleton)" if source == "builtin" else ""
+        raise CatalogError(f"{folder}: missing {'; '.join(missing)}{hint}")
+
+
 def suite_domains(suite: dict) -> list[str]:
-    """The domains a suite config names; by default every domain folder under its root."""
-    if suite.get("domains"):
-        return list(suite["domains"])
+    """The domains a suite config names; by default every domain folder under its root.
+    Each must hold what its layout needs."""
     root = Path(suite["root"])
-    listing = "prompts.json" if suite.get("source") == "external" else "tasks.yaml"
-    found = sorted(p.parent.name for p in root.glob(f"*/{listing}"))
-    if not found:
-        raise CatalogError(f"{root}: no domain folder with a {listing}")
-    return found
+    source = suite.get("source") or "builtin"
+    if not root.is_dir():
+        raise CatalogError(f"suite.root: {root} is not a folder")
+    folders = [root / d for d in suite["domains"]] if suite.get("domains") else domain_folders(root)
+    if not folders:
+        raise CatalogError(f"{root}: no domain folder (each domain is a folder holding "
+                           f"{', '.join(NEEDS[source])})")
+    for folder in folders:
+        check_domain_folder(folder, source)
+    return [f.name for f in folders]
 
 
 def obfuscated(suite: dict, domain: str) -> bool:
@@ -152,7 +189,13 @@ def load_suite(suite: dict) -> list[TaskEntry]:
 
 
 def find_entry(suite: dict, domain: str, task: str) -> TaskEntry:
-    for e in load_suite(dict(suite, domains=[domain])):
+    root = Path(suite["root"])
+    known = [f.name for f in domain_folders(root)] if root.is_dir() else []
+    if domain not in known:
+        raise CatalogError(f"suite at {root}: no domain '{domain}' (have: {', '.join(known) or 'none'})")
+    entries = load_suite(dict(suite, domains=[domain]))
+    for e in entries:
         if e.id == task:
             return e
-    raise CatalogError(f"suite at {suite['root']}: no task {domain}/{task}")
+    raise CatalogError(f"suite at {root}: no task '{domain}/{task}' "
+                       f"(have: {', '.join(e.id for e in entries)})")

@@ -46,6 +46,12 @@ def add_parser(sub, func) -> None:
     m.add_argument("--audit-out", default=None)
     m.set_defaults(func=func)
 
+    nw = ss.add_parser("new", help="write tasks.yaml and nl.yaml for a domain folder of your "
+                                   "own (domain.pddl and problems/*.pddl), every value to fill "
+                                   "marked TODO")
+    nw.add_argument("folder", metavar="PATH", help="the domain folder, e.g. domains/mydomain")
+    nw.set_defaults(func=func)
+
     sh = ss.add_parser("show", help="print a task's briefs, truth and label")
     sh.add_argument("task", metavar="DOMAIN/TASK")
     sh.add_argument("--results", default="results", help="the results folder")
@@ -60,6 +66,14 @@ def run(args) -> int:
 
     try:
         cmd = args.suite_command
+        if cmd == "new":
+            from planaudit.suite.skeleton import new_domain
+
+            written = new_domain(Path(args.folder))
+            print("wrote " + " and ".join(map(str, written)) + ": replace every TODO, then run "
+                  "`snakemake --cores 2 suite` (the suite refuses to run while a TODO is left)",
+                  file=sys.stderr)
+            return 0
         if cmd in ("prepare", "truth"):
             entry = find_entry({"source": args.source, "root": args.root}, args.domain,
                                args.task)
@@ -85,6 +99,13 @@ def run(args) -> int:
             single = [f"{r['domain']}/{r['task']}" for r in rows if r["single_witness"]]
             print(f"{len(rows)} tasks in {args.out}; proven by one method only: "
                   f"{', '.join(single) or 'none'}", file=sys.stderr)
+            if audit_out is not None:
+                import csv
+
+                with audit_out.open(newline="") as fh:
+                    n = sum(1 for _ in csv.DictReader(fh))
+                print(f"label audit: {n} disagreement(s) between claimed and proven labels"
+                      + (f", listed in {audit_out}" if n else ""), file=sys.stderr)
             return 0
         return show(args.task, Path(args.results))
     except (CatalogError, LabelError, BriefError) as e:

@@ -53,3 +53,23 @@ def _rename_text(text: str, names: dict[str, str]) -> str:
     pattern = re.compile(r"(?<![\w-])(" + "|".join(
         re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w-])", re.I)
     return pattern.sub(lambda m: names[m.group(1).lower()], text)
+
+
+def prepare_task(config: dict, domain: str, task: str, results: Path,
+                 progress=lambda _msg: None) -> Path:
+    """One task prepared and proven exactly as the suite rules would, for a command that
+    needs just that task (`planaudit episode` on a fresh clone); returns its folder."""
+    from planaudit.formal.truth import Limits
+    from planaudit.suite.catalog import find_entry, obfuscated
+    from planaudit.suite.records import make_truth
+
+    suite, truth = config["suite"], config["truth"]
+    entry = find_entry(suite, domain, task)
+    folder = results / "suite" / domain / task
+    if not (folder / "brief.json").is_file():
+        prepare(entry, folder, obfuscated(suite, domain), int(suite.get("seed", 0)))
+    if not (folder / "truth.json").is_file():
+        limits = Limits(truth["bfs_states"], truth["astar_seconds"], truth["external_seconds"],
+                        truth["external"])
+        make_truth(entry, folder, limits, suite.get("audit", "strict"), progress)
+    return folder

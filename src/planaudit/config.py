@@ -1,0 +1,150 @@
+"""The experiment config, read the one way every entry point reads it.
+
+Snakemake loads `config/config.yaml` (the Snakefile's `configfile:`), lays each
+`--configfile` over it and validates the result against
+`workflow/schemas/config.schema.yaml`. The CLI must see exactly the same config,
+or a typo that Snakemake refuses (`api_bsae:`) would pass silently through
+`planaudit episode` and send a request to a provider's public endpoint. So every
+command reads configs here: same base, same layering, same schema, and an
+unknown key is an error that names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import yaml
+
+BASE_CONFIG = Path("config/config.yaml")  # the Snakefile's configfile, relative to the run folder
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used: the message names the file, line and field."""
+
+
+def schema_path() -> Path:
+    """The config schema of the repository this package is installed from (editable)."""
+    return Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def merge(base: dict, over: Mapping) -> dict:
+    """Lay `over` on `base` as Snakemake's `update_config` does: mappings merge key by
+    key, anything else (lists included) is replaced whole."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read(path: Path) -> tuple[dict, yaml.Node | None]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: a folder, not a config file") from None
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not YAML: {e}") from None
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: a config is a mapping of sections (suite, models, ...)")
+    return data, node
+
+
+def _line(node: yaml.Node | None, where: Sequence, key: str | None = None) -> int | None:
+    """The line (1-based) of the value at `where` in a composed YAML file, or of `key`
+    inside it; None when the path is not in that file (it came from another layer)."""
+    for step in where:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == step), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+        else:
+            return None
+    if node is None:
+        return None
+    if key is not None and isinstance(node, yaml.MappingNode):
+        for k, _ in node.value:
+            if k.value == key:
+                return k.start_mark.line + 1
+    return node.start_mark.line + 1
+
+
+def _field(where: Sequence) -> str:
+    text = ""
+    for step in where:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text or "(top level)"
+
+
+def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: Path | None = None) -> None:
+    """Check the layered config against the schema; the first error names the file
+    (the last layer that holds the field), the line and the field."""
+    import jsonschema
+
+    schema = schema or schema_path()
+    if not schema.is_file():
+        raise ConfigError(f"{schema}: the config schema is missing (is planaudit installed "
+                          "from its repository?)")
+    validator = jsonschema.Draft202012Validator(yaml.safe_load(schema.read_text()))
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    e = errors[0]
+    where = list(e.absolute_path)
+    key = None
+    message = e.message
+    if e.validator == "additionalProperties":
+        extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
+        key = extra[0] if extra else None
+        known = ", ".join(sorted(e.schema.get("properties", {})))
+        message = f"unknown key '{key}' (known: {known})"
+        where_text = _field([*where, key] if key else where)
+    else:
+        where_text = _field(where)
+    origin = ""
+    for path, node in reversed(layers):
+        line = _line(node, where, key)
+        if line is not None:
+            origin = f"{path}:{line}: "
+            break
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    raise ConfigError(f"{origin}{where_text}: {message}{more}")
+
+
+def load_config(*paths: str | Path | None, base: Path | None = BASE_CONFIG,
+                check: bool = True) -> dict:
+    """The config Snakemake would run: `base` (if it exists) with each of `paths` laid
+    over it in order, validated against the schema."""
+    files = [Path(p) for p in paths if p is not None]
+    layers: list[tuple[Path, yaml.Node | None]] = []
+    config: dict = {}
+    base_used = base is not None and base.is_file()
+    if base_used and not any(_same(base, f) for f in files):
+        data, node = _read(base)
+        config, layers = data, [(base, node)]
+    elif not files:
+        raise ConfigError(f"{base}: no such config file (run from the project folder, or pass "
+                          "--config FILE)")
+    for f in files:
+        data, node = _read(f)
+        config = merge(config, data)
+        layers.append((f, node))
+    if check:
+        validate(config, layers)
+    return config
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False

@@ -1,0 +1,88 @@
+"""Checks made before the first call of a run, in seconds, so that a run that cannot
+succeed fails at once instead of after every shard has filled with `error` rows.
+
+For each model: litellm knows its provider; its credentials are in the environment
+(the variable named by `api_key_env`, or the ones litellm itself reads for the
+provider); a configured `api_base` answers. Nothing here sends a prompt: the only
+request is a GET to a server the config names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+
+import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
+
+REFERENCE_MODELS = ("reference/oracle", "reference/flawed")
+NO_KEY = "none"  # api_key_env: none — a local server that needs no key
+
+
+def resource_name(model_name: str) -> str:
+    """The Snakemake resource that caps a model's concurrent jobs: a valid identifier for
+    any model name (`gpt-4o` → `model_gpt_4o`)."""
+    return "model_" + re.sub(r"\W", "_", model_name)
+
+
+def answers(url: str, timeout: float) -> str | None:
+    """None when a server answers at `url` (any HTTP status counts), else why not."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout):
+            return None
+    except urllib.error.HTTPError:
+        return None  # it answered, if only to refuse
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        return f"{type(reason).__name__}: {reason}"
+
+
+def _missing_keys(model: str, api_base: str | None, environ: Mapping[str, str]) -> list[str]:
+    import litellm
+
+    missing = litellm.validate_environment(model=model, api_base=api_base)["missing_keys"]
+    # a configured api_base stands in for a provider's *_API_BASE variable
+    missing = [m for m in missing if not (api_base and m.endswith("_API_BASE"))]
+    # some providers accept any one of several variables (GEMINI_API_KEY or GOOGLE_API_KEY)
+    return [] if any(environ.get(m) for m in missing) else missing
+
+
+def check_model(entry: dict, timeout: float = 3.0,
+                environ: Mapping[str, str] | None = None) -> list[str]:
+    """What stops this model from answering, one line each; empty when nothing does."""
+    environ = os.environ if environ is None else environ
+    name, model, base = entry["name"], entry["model"], entry.get("api_base")
+    who = f"model '{name}' ({model})"
+    if model.startswith("reference/"):
+        if model not in REFERENCE_MODELS:
+            return [f"{who}: no such reference model (have: {', '.join(REFERENCE_MODELS)})"]
+        return []
+    import litellm
+
+    try:
+        litellm.get_llm_provider(model, api_base=base)
+    except Exception:
+        return [f"{who}: litellm knows no provider for '{model}'; write provider/model, such as "
+                "openai/gpt-4o, gemini/gemini-2.0-flash, ollama_chat/qwen2.5, or openai/<name> "
+                "with api_base for an OpenAI-compatible server"]
+    problems = []
+    var = entry.get("api_key_env")
+    if var is not None:
+        if var.lower() != NO_KEY and not environ.get(var):
+            problems.append(f"{who}: its key is missing: set {var} in the environment "
+                            "(named by api_key_env)")
+    elif missing := _missing_keys(model, base, environ):
+        hint = " or ".join(missing)
+        if base:
+            hint += ", or add `api_key_env: none` to its entry if the server needs no key"
+        problems.append(f"{who}: its credentials are missing: set {hint}")
+    if base and (why := answers(base.rstrip("/") + "/models", timeout)):
+        problems.append(f"{who}: nothing answers at api_base {base} ({why})")
+    return problems
+
+
+def check_models(entries: list[dict], timeout: float = 3.0,
+                 environ: Mapping[str, str] | None = None) -> list[str]:
+    return [p for e in entries for p in check_model(e, timeout, environ)]
