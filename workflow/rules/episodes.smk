@@ -67,6 +67,7 @@ def transcripts_dir(regime, model_name):
 rule check_models:
     output:
         temp(CHECKED),
+    priority: 100  # first of all ready jobs: a run that cannot pay fails before the suite
     params:
         spec=json.dumps({"models": config.get("models", [])}),
     log:

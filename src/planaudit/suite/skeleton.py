@@ -20,6 +20,7 @@ PLACEHOLDER = "TODO"
 
 
 def _quote(text: str) -> str:
+    """Double-quoted, so that names such as on/off/yes/no stay strings."""
     return yaml.safe_dump(text, default_style='"', width=1000).strip()
 
 
@@ -29,19 +30,21 @@ def nl_skeleton(domain) -> str:
              f"world: {_quote(PLACEHOLDER + ': describe the world in a sentence or two')}",
              "types:"]
     types = sorted(t for t in domain.types if t != "object") or ["object"]
-    lines += [f"  {t}: {_quote(f'{PLACEHOLDER}: what a {t} is')}" for t in types]
+    lines += [f"  {_quote(t)}: {_quote(f'{PLACEHOLDER}: what a {t} is')}" for t in types]
     lines.append("predicates:")
     for name, params in sorted(domain.predicates.items()):
         args = " ".join(f"{{{i}}}" for i in range(len(params)))
-        lines.append(f"  {name}: {_quote(f'{PLACEHOLDER}: a sentence saying {name} of {args}'.strip())}")
+        lines.append(f"  {_quote(name)}: "
+                     + _quote(f"{PLACEHOLDER}: a sentence saying {name} of {args}".strip()))
     fns = sorted(domain.functions)
     if fns:
         lines.append("functions:")
         for name in fns:
             args = " ".join(f"{{{i}}}" for i in range(len(domain.functions[name])))
-            lines.append(f"  {name}: {_quote(f'{PLACEHOLDER}: the quantity {name} of {args}'.strip())}")
+            lines.append(f"  {_quote(name)}: "
+                         + _quote(f"{PLACEHOLDER}: the quantity {name} of {args}".strip()))
     lines.append("actions:")
-    lines += [f"  {a}: {_quote(f'{PLACEHOLDER}: what {a} does, in one sentence')}"
+    lines += [f"  {_quote(a)}: {_quote(f'{PLACEHOLDER}: what {a} does, in one sentence')}"
               for a in sorted(domain.actions)]
     return "\n".join(lines) + "\n"
 
