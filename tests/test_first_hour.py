@@ -132,7 +132,7 @@ def test_permanent_errors_are_not_retried_and_stop_later_calls(tmp_path, monkeyp
         c = Client(ModelConfig("x", "openai/m", api_base=srv.api_base, max_retries=5),
                    Cache(tmp_path / "c"))
         first = asyncio.run(c.complete(MESSAGES))
-        second = asyncio.run(c.complete(MESSAGES + [{"role": "user", "content": "again"}]))
+        second = asyncio.run(c.complete([*MESSAGES, {"role": "user", "content": "again"}]))
     assert first.attempts == 1 and first.error.startswith("not retried: AuthenticationError")
     assert second.error == first.error and second.attempts == 0
     assert len(srv.requests) == 1
