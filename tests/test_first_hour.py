@@ -122,7 +122,9 @@ def test_a_run_of_the_paper_config_without_keys_fails_before_any_other_job(tmp_p
                            f"results={results}"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode != 0
-    assert "set OPENAI_API_KEY" in proc.stderr and "GEMINI_API_KEY" in proc.stderr
+    # the first model checked stops the run, naming the variable to set
+    assert re.search(r"cannot start, nothing was sent|its credentials are missing: set "
+                     r"(OPENAI_API_KEY|GOOGLE_API_KEY or GEMINI_API_KEY)", proc.stderr), proc.stderr
     assert not (results / "suite").exists() and not (results / "episodes").exists()
 
 
@@ -231,3 +233,39 @@ def test_a_shard_whose_episodes_all_fail_fails_with_the_reason(tmp_path, capsys,
     # refusal came back; test_permanent_errors_... shows later calls are not sent)
     assert len(srv.requests) <= 2
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["p01.jsonl", "p02.jsonl"]
+
+
+@pytest.mark.parametrize("method", ["direct", "react"])
+def test_episode_on_a_fresh_clone_prepares_its_task_and_names_the_failure(method, tmp_path,
+                                                                           capsys):
+    """The quick start's first command with no suite built: the task is prepared and
+    proven on the spot; the printout, the transcript's last entry and the row all name
+    the failing action and the condition that did not hold."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"cache: {tmp_path / 'cache'}\n")
+    results = tmp_path / "results"
+    assert main(["episode", "--config", str(cfg), "--model", "flawed", "--method", method,
+                 "--task", "gripper/p01", "--results", str(results)]) == 0
+    captured = capsys.readouterr()
+    assert "not prepared yet" in captured.err
+    assert (results / "suite" / "gripper" / "p01" / "truth.json").is_file()
+    out = captured.out
+    assert "=== outcome: inapplicable-action" in out
+    failure = re.search(r"=== first failure \(precondition\) at step \d+, \(drop [^)]*\): "
+                        r"precondition not satisfied; unsatisfied: \(at-robby \w+\)", out)
+    assert failure, out[-2000:]
+    assert "The robot moves from one room to another." in out  # the brief, whole
+    row = __import__("json").loads(out[out.rindex("\n{") + 1:])
+    assert row["first_failure_action"].startswith("(drop ")
+    assert row["first_failure_detail"].startswith("precondition not satisfied; unsatisfied:")
+    assert len(row["config_hash"]) == 12
+
+
+def test_episode_names_an_unknown_task_and_method_with_the_choices(tmp_path, capsys):
+    base = ["episode", "--model", "oracle", "--results", str(tmp_path)]
+    assert main([*base, "--method", "direct", "--task", "gripper/p99"]) == 2
+    assert "no task 'gripper/p99' (have: p01, p02" in capsys.readouterr().err
+    assert main([*base, "--method", "direct", "--task", "nosuch/p01"]) == 2
+    assert "no domain 'nosuch' (have: blocksworld, gripper" in capsys.readouterr().err
+    assert main([*base, "--method", "nosuch", "--task", "gripper/p01"]) == 2
+    assert "no method 'nosuch' in the config (offline: direct, cot" in capsys.readouterr().err

@@ -96,6 +96,8 @@ def test_mislabelled_task_fails_its_rule_and_is_named(tmp_path):
     assert proc.returncode != 0
     log = (tmp_path / "results" / "logs" / "suite" / "blocksworld" / "p01.log").read_text()
     assert "blocksworld/p01: labelled unsolvable but proven solvable" in log
+    # the reason reaches the console too, not only the log file
+    assert "blocksworld/p01: labelled unsolvable but proven solvable" in proc.stderr
 
 
 def test_bad_config_field_is_named(tmp_path):
@@ -121,6 +123,7 @@ def test_external_suite_runs_and_its_wrong_label_is_audited(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     audit = list(csv.DictReader((tmp_path / "results" / "suite" / "audit.csv").open()))
     assert [(a["domain"], a["task"], a["kind"]) for a in audit] == [("grip", "p02", "solvability")]
+    assert "label audit: 1 disagreement(s)" in proc.stderr  # the end of the run says so
     brief = json.loads((tmp_path / "results" / "suite" / "grip" / "p01" / "brief.json").read_text())
     assert brief["instance"] == "Ball ball1 is in rooma. Bring it to roomb."
     strict = dict(cfg, results=str(tmp_path / "strict"), suite=dict(cfg["suite"], audit="strict"))

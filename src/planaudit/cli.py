@@ -300,7 +300,8 @@ def cmd_check(args) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps([m["name"] for m in entries]) + "\n")
     if failed:
-        print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent",
+        print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent "
+              "(`planaudit check --config FILE` checks every model of a config at once)",
               file=sys.stderr)
         return EXIT_INPUT
     return EXIT_OK

@@ -34,9 +34,9 @@ def failure_line(row: dict) -> str | None:
     if not row.get("first_failure_kind") and not row.get("first_failure_detail"):
         return None
     where = f"step {row['first_failure_step']}" if row.get("first_failure_step") is not None else "end"
-    action = f" {row['first_failure_action']}" if row.get("first_failure_action") else ""
-    kind = row.get("first_failure_kind") or "contract"
-    return f"first failure at {where}{action} ({kind}): {row.get('first_failure_detail') or ''}"
+    action = f", {row['first_failure_action']}" if row.get("first_failure_action") else ""
+    kind = row.get("first_failure_kind") or "output contract"
+    return f"first failure ({kind}) at {where}{action}: {row.get('first_failure_detail') or ''}"
 
 
 def render(transcript: list[dict], row: dict, cut: int | None = None) -> str:

@@ -3,8 +3,10 @@
 # (`--resources model_gpt_4o=2`: `planaudit check` prints each model's name) caps how
 # many of its shards run at once, across regimes. A shard's params hold exactly the
 # config it depends on, so changing one method's parameters reruns that method only.
-# No shard starts before `check_models` has found every model reachable: a run that
-# cannot succeed fails in seconds, before any paid call.
+# No shard starts before `check_model` has found its model reachable (provider,
+# credentials, server): a run that cannot succeed fails in seconds, before any paid
+# call. Its marker stays, so that a later run does not rerun every shard; each shard
+# checks its model again before its first call.
 import json
 
 from planaudit.llm.preflight import resource_name
@@ -22,8 +24,6 @@ SHARDS = {
     for r in REGIMES
 }
 OFFLINE_SHARDS = SHARDS["offline"]
-# temp: checked again whenever a shard is to run; ancient: its time never reruns a shard
-CHECKED = f"{RESULTS}/checks/models.json"
 RESOURCES = {m: resource_name(m) for m in MODELS}
 if len(set(RESOURCES.values())) < len(RESOURCES):
     raise ValueError(
@@ -64,14 +64,20 @@ def transcripts_dir(regime, model_name):
     return folder
 
 
-rule check_models:
+def model_spec(wildcards):
+    entry = next(m for m in config["models"] if m["name"] == wildcards.model)
+    return json.dumps({"models": [entry]})
+
+
+rule check_model:
     output:
-        temp(CHECKED),
-    priority: 100  # first of all ready jobs: a run that cannot pay fails before the suite
+        f"{RESULTS}/checks/{{model}}.json",
     params:
-        spec=json.dumps({"models": config.get("models", [])}),
+        # the entry itself: a changed entry is checked again (and its shards rerun anyway)
+        spec=model_spec,
+    priority: 100  # first of all ready jobs: a model that cannot answer fails the run at once
     log:
-        f"{RESULTS}/logs/checks.log",
+        f"{RESULTS}/logs/checks/{{model}}.log",
     conda:
         "../../envs/planaudit.yaml"
     shell:
@@ -87,7 +93,7 @@ for _regime in REGIMES:
                 f"{_regime}_{_model}"
             input:
                 domain_truths,
-                ancient(CHECKED),
+                f"{RESULTS}/checks/{_model}.json",
             output:
                 rows=f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}/{{domain}}.parquet",
             params:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import html
 import os
+import re
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -62,7 +63,8 @@ nav a { margin-right: 1em; } .caption, figcaption { color: #333; max-width: 60em
 table { border-collapse: collapse; font-size: 0.86em; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left;
          white-space: nowrap; }
-th { background: #eee; position: sticky; top: 0; }
+th { background: #eee; position: sticky; top: 0; white-space: normal; vertical-align: bottom;
+     max-width: 11em; }
 td:first-child, th:first-child { position: sticky; left: 0; z-index: 1;
                                  box-shadow: inset -1px 0 #ccc; }
 td:first-child { background: #fff; } th:first-child { z-index: 2; }
@@ -143,7 +145,9 @@ def render_table(path: Path, references: set[str]) -> str:
     header, body = rows[0], rows[1:]
     ref_col = header.index("reference") if "reference" in header else None
     out = ['<div class="scroll"><table>', "<thead><tr>"]
-    out += [f"<th>{_labelled(h, 'header', references)}</th>" for h in header]
+    # headers may break after _ and / only (a wide table stays readable at 1,400 px)
+    out += ["<th>" + re.sub(r"([_/])", r"\1<wbr>", _labelled(h, "header", references)) + "</th>"
+            for h in header]
     out.append("</tr></thead><tbody>")
     for row in body:
         is_ref = (ref_col is not None and row[ref_col] == "true") or any(

@@ -9,6 +9,7 @@ to re-score it without calling the model again).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from planaudit import __version__
@@ -75,7 +76,8 @@ def failure_detail(failure, extraction) -> str | None:
     did not hold (as `planaudit validate` names them)."""
     if failure is None:
         return f"output contract: {extraction.reason}" if extraction.kind == "malformed" else None
-    text = failure.detail
+    # the step and action have columns of their own
+    text = re.sub(r"^step \d+ \([^()]*\): ", "", failure.detail)
     if failure.unsatisfied:
         text += "; unsatisfied: " + " ".join(failure.unsatisfied)
     return text

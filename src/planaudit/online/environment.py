@@ -259,7 +259,7 @@ class Environment:
         if not op.applicable(self.state):
             unmet = [self.task.describe(c) for c in conjuncts(op.pre) if not holds(c, self.state)]
             self._fail("precondition", op.name,
-                       "precondition does not hold; unsatisfied: " + " ".join(unmet))
+                       "precondition not satisfied; unsatisfied: " + " ".join(unmet))
             if self.gated:
                 self.count.blocked_actions += 1
                 return Observation(f"Blocked: {op.name} cannot be applied now; these conditions "
