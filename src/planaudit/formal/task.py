@@ -215,7 +215,10 @@ class Operator:
 
     def applicable(self, state: State) -> bool:
         """The precondition holds and the effects are defined in `state`."""
-        if not self.precondition_holds(state):
+        bits = state[0]  # precondition_holds, inlined: this is the search's inner loop
+        if bits & self.pre_pos != self.pre_pos or bits & self.pre_neg:
+            return False
+        if self.pre_rest is not None and not holds(self.pre_rest, state):
             return False
         return not self.may_fail or self.effect_failure(state) is None
 
