@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ROOT / "domains"
 DATA = Path(__file__).resolve().parent / "data"
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "planbench"
+SEMANTICS = ROOT.parent / "shared" / "conformance" / "semantics"
 SUITE_DOMAINS = ("blocksworld", "gripper", "logistics", "loadbalancing", "hospital")
 
 

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from planaudit.cli import main
 from tests.conftest import DATA
 
@@ -134,3 +136,40 @@ def test_problem_without_goal(write, capsys):
     bad = write("nogoal.pddl", text[: text.index("(:goal")] + ")")
     code, _, err = run(capsys, "validate", DOMAIN, bad, write("p.plan", ""))
     assert code == 2 and "nogoal.pddl: the problem has no :goal" in err
+
+
+@pytest.mark.parametrize(("text", "line", "why"), [
+    ("(move r1 hall kitchen)\n(pick r1 box\n(drop r1 box hall)\n", 3, "unclosed step from line 2"),
+    ("((move r1 hall kitchen))\n", 1, "a step inside a step"),
+    ("[PDDL PLAN]\n(move r1 hall kitchen)\n[PDDL PLAN END]\n", 1, "'[' outside a step"),
+    ("Step 1: (move r1 hall kitchen)\n", 1, "'step' outside a step"),
+    ("(move r1 hall kitchen)\n()\n", 2, "an empty step"),
+    ("2: (move r1 hall kitchen)\n1: (pick r1 box kitchen)\n", 2, "does not come after 2"),
+    ("(move r1 hall kitchen) [x]\n", 1, "does not open a duration"),
+    ("(move r1 hall kitchen)\n(pick r1 box", 2, "never closed"),
+])
+def test_unreadable_plan_files_are_refused_naming_the_line(write, capsys, text, line, why):
+    plan = write("bad.plan", text)
+    code, out, err = run(capsys, "validate", DOMAIN, PROBLEM, plan)
+    assert code == 2 and not out
+    assert f"bad.plan:{line}: not a plan VAL reads" in err and why in err
+
+
+def test_what_val_reads_around_steps_is_accepted(write, capsys):
+    text = ("; a comment\n0.000: (Move R1 Hall Kitchen) [1.000]\n1: (pick r1, box kitchen)\n"
+            "time 0.5\n(move r1 kitchen hall)\n")
+    code, out, _ = run(capsys, "validate", DOMAIN, PROBLEM, write("ok.plan", text), "--json")
+    verdict = json.loads(out)
+    assert code == 1 and verdict["executable"] and verdict["length"] == 3
+
+
+def test_an_unreadable_plan_in_a_batch_gets_its_line_and_the_rest_go_on(write, capsys):
+    good = "(move r1 hall kitchen)"
+    recs = [{"domain": str(DOMAIN), "problem": str(PROBLEM), "plan": p}
+            for p in (good, "(move r1 hall kitchen", good)]
+    batch = write("recs.jsonl", "\n".join(json.dumps(r) for r in recs))
+    code, out, _ = run(capsys, "validate", "--batch", batch)
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert code == 2 and len(lines) == 3
+    assert "recs.jsonl:2:1: not a plan VAL reads" in lines[1]["error"]
+    assert lines[0]["executable"] and lines[2]["executable"]

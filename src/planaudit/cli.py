@@ -49,7 +49,7 @@ def cmd_validate(args) -> int:
     if not (args.domain and args.problem and args.plan):
         raise InputError("validate needs DOMAIN PROBLEM PLAN, or --batch RECORDS.jsonl")
     task = load_task(args.domain, args.problem)
-    verdict = validate(task, parse_plan(read_file(args.plan)))
+    verdict = validate(task, parse_plan(read_file(args.plan), args.plan))
     print(_dump(verdict.to_json()) if args.json else _describe_verdict(verdict))
     return EXIT_OK if verdict.valid else EXIT_NEGATIVE
 
@@ -94,12 +94,26 @@ def _validate_batch(records: Path, out: str | None) -> int:
                         task = Task(dom, load_problem(base / ppath, dom))
                     except PDDLError as e:
                         task = e
+                    except Exception as e:  # a bug: every record of this task says so
+                        task = PDDLError(f"internal error, please report: {type(e).__name__}: {e}",
+                                         str(base / ppath))
                     tasks[key] = task
                 if isinstance(task, PDDLError):
                     errors += 1
                     sink.write(_dump({"line": n, "error": str(task)}) + "\n")
                     continue
-                verdict = validate(task, parse_plan(plan))
+                source = f"plan of {records}:{n}" if "plan" in rec else str(base / rec["plan_file"])
+                try:
+                    verdict = validate(task, parse_plan(plan, source))
+                except PDDLError as e:
+                    errors += 1
+                    sink.write(_dump({"line": n, "error": str(e)}) + "\n")
+                    continue
+                except Exception as e:  # a bug: this record says so, and the batch goes on
+                    errors += 1
+                    sink.write(_dump({"line": n, "error": f"internal error, please report: "
+                                                          f"{type(e).__name__}: {e}"}) + "\n")
+                    continue
                 sink.write(_dump({"line": n, **verdict.to_json()}) + "\n")
     finally:
         if out:

@@ -29,7 +29,7 @@ def offline_outcome(solvable: bool, extraction_kind: str, failure_kind: str | No
         return "success"
     if failure_kind in NAME_FAILURES:
         return "malformed"
-    if failure_kind == "precondition":
+    if failure_kind in ("precondition", "effect"):  # effect: undefined or conflicting there
         return "inapplicable-action"
     if failure_kind == "goal":
         return "goal-not-reached"

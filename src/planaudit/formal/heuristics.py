@@ -31,7 +31,7 @@ def hmax(task: Task) -> Callable[[State], float]:
         for eff in op.conditional:
             mask |= eff.add
         adds.append(atom_indices(mask))
-    cost = [1.0 if unit else max(0.0, op.step_cost(task.init)) for op in ops]
+    cost = [1.0 if unit else op.cost_bound for op in ops]
     by_pre: list[list[int]] = [[] for _ in range(n_atoms)]
     for j, ps in enumerate(pre):
         for p in ps:
@@ -100,7 +100,7 @@ def lmcut(task: Task) -> Callable[[State], float]:
             mask |= eff.add
         pre.append(atom_indices(op.pre_pos) or [init_atom])
         adds.append(atom_indices(mask))
-        base.append(1.0 if unit else max(0.0, op.step_cost(task.init)))
+        base.append(1.0 if unit else op.cost_bound)
     pre.append(atom_indices(task.goal_pos) or [init_atom])  # the artificial goal operator
     adds.append([goal_atom])
     base.append(0.0)

@@ -39,7 +39,7 @@ def unit_cost(task: Task, ops: list[Operator]) -> bool:
     """Whether every operator costs exactly 1 (or the task has no costs at all)."""
     if not task.has_cost:
         return True
-    return all(op.cost == ("num", 1.0) for op in ops)
+    return all(op.constant_cost == 1.0 for op in ops)  # conditional costs vary: not unit
 
 
 def _extract(parent: dict, state, ops: list[Operator]) -> list[Operator]:

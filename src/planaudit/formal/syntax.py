@@ -15,6 +15,7 @@ names (more than one only for `either`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,12 +89,12 @@ class Problem:
     extra: dict = field(default_factory=dict)
 
 
+_NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)")
+
+
 def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
+    """A PDDL number literal (so `inf`, `nan` and `1e3` are names, as in VAL)."""
+    return _NUMBER.fullmatch(tok) is not None
 
 
 class _Reader:
@@ -271,7 +272,14 @@ def parse_domain(text: str, source: str = "<string>") -> Domain:
                 if not isinstance(f, list) or not f:
                     raise reader.error(f"bad function declaration {f!r}")
                 dom.functions[f[0]] = tuple(reader.typed_list(f[1:], f"function {f[0]}"))
-                i += 3 if i + 1 < len(body) and body[i + 1] == "-" else 1
+                if i + 1 < len(body) and body[i + 1] == "-":
+                    kind = body[i + 2] if i + 2 < len(body) else None
+                    if kind != "number":
+                        raise reader.error(f"function {f[0]} has type {kind}: only numeric "
+                                           "functions (- number) are supported", f[0])
+                    i += 3
+                else:
+                    i += 1
         elif key == ":action":
             act = _parse_action(body, reader)
             if act.name in dom.actions:
@@ -367,6 +375,9 @@ class _Checker:
         if e[0] == "fn":
             if e[1] not in self.dom.functions:
                 raise self.reader.error(f"unknown function {e[1]} in {where}", e[1])
+            if len(e[2]) != len(self.dom.functions[e[1]]):
+                raise self.reader.error(f"function {e[1]} takes {len(self.dom.functions[e[1]])} "
+                                        f"arguments, given {len(e[2])} in {where}", e[1])
             self.terms(e[2], scope, where)
         elif e[0] == "op":
             self.expression(e[2], scope, where)
@@ -436,6 +447,8 @@ def _init_fact(fact: SExpr, prob: Problem, domain: Domain, reader: _Reader) -> N
         return
     if fact[0] == "=" and len(fact) == 3:  # (= f 0) for a 0-ary function written bare
         if isinstance(fact[1], str) and fact[1] in domain.functions:
+            if not isinstance(fact[2], str) or not _is_number(fact[2]):
+                raise reader.error(f"numeric value expected in :init, found {fact[2]!r}", fact[1])
             prob.init_values[(fact[1], ())] = float(fact[2])
             return
     if fact[0] == "not":
@@ -456,6 +469,8 @@ def _check_problem(prob: Problem, domain: Domain, reader: _Reader) -> None:
     for fn, args in prob.init_values:
         check.expression(("fn", fn, args), set(), ":init")
     check.formula(prob.goal, set(), ":goal")
+    if prob.metric is not None:
+        check.expression(prob.metric[1], set(), ":metric")
 
 
 def load_domain(path: str | Path) -> Domain:

@@ -2,8 +2,10 @@
 
 The semantics are those of VAL for sequential plans: each step must name a
 known action with objects of the right types, its precondition must hold in the
-state where it runs, and the goal must hold at the end. The verdict names the
-first failing step, what kind of failure it is, and which conditions were false.
+state where it runs, its effects must be defined there (no undefined value, no
+division by zero, no conflicting updates), and the goal must hold at the end.
+The verdict names the first failing step, what kind of failure it is, and which
+conditions were false; its cost is what VAL reports as the plan's value.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from dataclasses import asdict, dataclass
 
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import Step, format_step
-from planaudit.formal.task import State, conjuncts, holds
+from planaudit.formal.task import State
 
 FAILURE_KINDS = ("unknown-action", "wrong-arity", "unknown-object", "type-mismatch",
-                 "precondition", "goal")
+                 "precondition", "effect", "goal")
 
 
 @dataclass
@@ -33,7 +35,7 @@ class Verdict:
     executable: bool
     goal_reached: bool
     length: int
-    cost: float | None
+    cost: float | None  # the metric's final value (VAL's "Final value"); the length without one
     failure: Failure | None
 
     def to_json(self) -> dict:
@@ -43,9 +45,9 @@ class Verdict:
         return d
 
 
-def unsatisfied(task: Task, formula: tuple, state: State) -> list[str]:
-    """The top-level conjuncts of `formula` that are false in `state`."""
-    return [task.describe(c) for c in conjuncts(formula) if not holds(c, state)]
+def _undefined_note(task: Task, formula: tuple, state: State) -> str:
+    missing = task.undefined(formula, state)
+    return f" (undefined: {', '.join(missing)})" if missing else ""
 
 
 def validate(task: Task, steps: list[Step]) -> Verdict:
@@ -58,15 +60,23 @@ def validate(task: Task, steps: list[Step]) -> Verdict:
             return Verdict(False, False, False, len(steps), None,
                            Failure(i, format_step(step), e.kind, e.detail, []))
         if not op.applicable(state):
-            false = unsatisfied(task, op.pre, state)
+            if op.precondition_holds(state):
+                return Verdict(False, False, False, len(steps), None,
+                               Failure(i, op.name, "effect",
+                                       f"step {i} {op.name}: cannot be applied: "
+                                       f"{task.effect_problem(op, state)}", []))
+            schema = task.domain.actions[op.action]
+            false = task.unsatisfied(schema.precondition, task.binding(op), state)
             return Verdict(False, False, False, len(steps), None,
                            Failure(i, op.name, "precondition",
-                                   f"step {i} {op.name}: precondition not satisfied", false))
+                                   f"step {i} {op.name}: precondition not satisfied"
+                                   + _undefined_note(task, op.pre, state), false))
         cost += op.step_cost(state)
         state = op.apply(state)
-    plan_cost = cost if task.metric_is_cost or task.has_cost else float(len(steps))
+    plan_cost = task.plan_value(state, len(steps), cost)
     if task.goal_holds(state):
         return Verdict(True, True, True, len(steps), plan_cost, None)
-    false = unsatisfied(task, task.goal, state)
+    false = task.unsatisfied(task.problem.goal, {}, state)
     return Verdict(False, True, False, len(steps), plan_cost,
-                   Failure(None, None, "goal", "the goal does not hold after the last step", false))
+                   Failure(None, None, "goal", "the goal does not hold after the last step"
+                           + _undefined_note(task, task.goal, state), false))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from planaudit import __version__
 from planaudit.episode import offline_outcome
-from planaudit.formal import load_task, parse_plan, validate
+from planaudit.formal import load_task, validate
 from planaudit.formal.syntax import parse
 from planaudit.llm.client import Call, Client
 from planaudit.offline.contract import extract
@@ -47,7 +47,7 @@ def feedback(task, renderer: Renderer | None, reply: str, actions: frozenset[str
         return f"the answer breaks the output format ({ex.reason})."
     if ex.kind == "unsolvable":
         return None
-    verdict = validate(task, parse_plan(ex.plan_text))
+    verdict = validate(task, ex.steps)
     f = verdict.failure
     if f is None:
         return None
@@ -141,7 +141,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                    contract_breach=None)
     else:
         ex = extract(reply, actions)
-        verdict = validate(task, parse_plan(ex.plan_text)) if ex.kind == "plan" else None
+        verdict = validate(task, ex.steps) if ex.kind == "plan" else None
         failure = verdict.failure if verdict else None
         row.update(
             outcome=offline_outcome(solvable, ex.kind, failure.kind if failure else None),
