@@ -269,3 +269,26 @@ def test_episode_names_an_unknown_task_and_method_with_the_choices(tmp_path, cap
     assert "no domain 'nosuch' (have: blocksworld, gripper" in capsys.readouterr().err
     assert main([*base, "--method", "nosuch", "--task", "gripper/p01"]) == 2
     assert "no method 'nosuch' in the config (offline: direct, cot" in capsys.readouterr().err
+
+
+def test_every_subcommand_shows_its_defaults_and_an_example():
+    import argparse
+
+    from planaudit.cli import build_parser
+
+    def walk(parser, path):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield path, parser
+        for action in subs:
+            for name, sub in action.choices.items():
+                yield from walk(sub, [*path, name])
+
+    leaves = list(walk(build_parser(), []))
+    assert len(leaves) >= 18
+    for path, parser in leaves:
+        text = parser.format_help()
+        assert "example:\n  planaudit" in text, path
+        for action in parser._actions:
+            if action.option_strings and action.default not in (None, False, [], "==SUPPRESS=="):
+                assert f"(default: {action.default})" in " ".join(text.split()), (path, action.dest)

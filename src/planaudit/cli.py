@@ -576,6 +576,13 @@ EXAMPLES = {
     "figures": "planaudit figures --episodes results/episodes.parquet",
     "report": "planaudit report --episodes results/episodes.parquet",
     "suite": "planaudit suite new domains/mydomain    # or: planaudit suite show gripper/p03",
+    "shard": "planaudit offline shard --model oracle --method direct --domain gripper "
+             "--out rows.parquet --transcripts transcripts/",
+    "prepare": "planaudit suite prepare --domain gripper --task p03 --outdir /tmp/p03 --obfuscate",
+    "truth": "planaudit suite truth --domain gripper --task p03 --outdir /tmp/p03",
+    "summary": "planaudit suite summary results/suite/*/*/truth.json --out summary.csv",
+    "new": "planaudit suite new domains/lights",
+    "show": "planaudit suite show gripper/p03",
 }
 
 
