@@ -10,6 +10,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
+include: "workflow/rules/checks.smk"
 include: "workflow/rules/episodes.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"

@@ -1,4 +1,5 @@
 # Config validation and target lists: the only bookkeeping in the workflow.
+import json
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -27,3 +28,8 @@ def task_inputs(wildcards):
     if not e.external:
         files.append(str(e.domain_file.parent / "nl.yaml"))
     return files
+
+
+def model_spec(wildcards):
+    entry = next(m for m in config["models"] if m["name"] == wildcards.model)
+    return json.dumps({"models": [entry]})

@@ -64,27 +64,6 @@ def transcripts_dir(regime, model_name):
     return folder
 
 
-def model_spec(wildcards):
-    entry = next(m for m in config["models"] if m["name"] == wildcards.model)
-    return json.dumps({"models": [entry]})
-
-
-rule check_model:
-    output:
-        f"{RESULTS}/checks/{{model}}.json",
-    params:
-        # the entry itself: a changed entry is checked again (and its shards rerun anyway)
-        spec=model_spec,
-    priority: 100  # first of all ready jobs: a model that cannot answer fails the run at once
-    log:
-        f"{RESULTS}/logs/checks/{{model}}.log",
-    conda:
-        "../../envs/planaudit.yaml"
-    shell:
-        "planaudit check --spec {params.spec:q} --out {output} > {log} 2>&1 "
-        "|| (cat {log} >&2; exit 1)"
-
-
 for _regime in REGIMES:
     for _model in MODELS:
 
