@@ -1,14 +1,19 @@
-"""The default pipeline end to end: wall time, the share spent starting processes,
-and a rerun with nothing changed.
+"""The default pipeline end to end, old job design against new, measured in one run.
 
-Runs `snakemake --cores N` on config/config.yaml (reference models, every
-strategy and architecture, all 50 tasks) into a fresh results folder and a fresh
-reply cache, so every job runs. The share spent starting processes is estimated
-as: for each job, the time a fresh interpreter needs to import what that job's
-command imports (measured here, per kind of job), summed over jobs, divided by
-wall time x cores. Then the same command again must run no job.
+For each design, into a fresh results folder and a fresh reply cache (so every job
+runs): `snakemake --cores N suite` (the suite stage, timed on its own), then
+`snakemake --cores N` (everything else), then the same command again, which must
+run no job. The old design is the code at `--baseline` (a process per task for the
+suite, per model x method x domain for the episodes), unpacked from git into a
+temporary folder and run with its own sources on PYTHONPATH; the new design is this
+working tree (a process per domain for the suite, per model x method for the
+episodes).
 
-    .venv/bin/python benchmarks/pipeline.py [--cores 2]
+The share spent starting processes is estimated as: for each job, the time a fresh
+interpreter needs to import what that job's command imports (measured here, per
+kind of job), summed over jobs, divided by wall time x cores.
+
+    .venv/bin/python benchmarks/pipeline.py [--cores 2] [--baseline c8b7550] [--only new]
 """
 
 from __future__ import annotations
@@ -25,67 +30,115 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+BASELINE = "c8b7550"  # the last commit with one job per task and per model x method x domain
 
-# what each kind of job imports before it does any work (see cli.py)
+# what each kind of job imports before it does any work (see cli.py); the suite's jobs
+# reach unified-planning through Fast Downward
 IMPORTS = {
     "suite": "import planaudit.cli, planaudit.suite.commands, planaudit.suite.prepare, "
-             "planaudit.suite.records, unified_planning",
+             "planaudit.suite.records, unified_planning, up_fast_downward",
+    "check": "import planaudit.cli",  # reference models: litellm is not needed to check them
     "shard": "import planaudit.cli, planaudit.shard, planaudit.offline.run, "
              "planaudit.online.run, litellm",
-    "analysis": "import planaudit.cli, planaudit.analysis.tables, planaudit.analysis.figures, "
-                "planaudit.analysis.report, polars, matplotlib.pyplot",
+    "collect": "import planaudit.cli, planaudit.analysis.collect",
+    "tables": "import planaudit.cli, planaudit.analysis.tables",
+    "figures": "import planaudit.cli, planaudit.analysis.figures",
+    "report": "import planaudit.cli, planaudit.analysis.report",
+    "summary": "import planaudit.cli, planaudit.suite.commands, planaudit.suite.records",
 }
+RULE = re.compile(r"^(?:localrule|rule) (\w[\w.-]*):", re.M)
 
 
 def kind(rule: str) -> str:
     if rule.startswith(("offline_", "online_")):
         return "shard"
-    if rule in ("collect", "tables", "figures", "report"):
-        return "analysis"
-    return "suite"
+    if rule.startswith("check_model"):
+        return "check"
+    if rule in IMPORTS:
+        return rule
+    return "suite"  # prepare, truth (old), suite_<domain> (new)
 
 
-def startup(code: str, repeats: int = 3) -> float:
+def startup(code: str, env: dict, cwd: Path, repeats: int = 3) -> float:
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+        subprocess.run([sys.executable, "-c", code], check=True, cwd=cwd, env=env)
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def run_design(name: str, tree: Path, cores: int, tmp: Path, env: dict) -> dict:
+    cmd = [str(BIN / "snakemake"), "--cores", str(cores), "--nolock", "--config",
+           f"results={tmp}/results", f"cache={tmp}/cache"]
+    timings, jobs = {}, Counter()
+    for stage, extra in (("suite", ["suite"]), ("rest", [])):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd + extra, cwd=tree, env=env, capture_output=True, text=True)
+        timings[stage] = time.perf_counter() - start
+        if proc.returncode != 0:
+            sys.exit(f"{name} design, {stage}: failed\n{proc.stderr[-3000:]}")
+        jobs.update(RULE.findall(proc.stderr))
+    jobs.pop("all", None)
+    jobs.pop("suite", None)  # the target rule, no command
+    start = time.perf_counter()
+    again = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    rerun = time.perf_counter() - start
+    ran_again = RULE.findall(again.stderr)
+    per_kind = {k: startup(code, env, tree) for k, code in IMPORTS.items()}
+    counts = Counter()
+    for rule, n in jobs.items():
+        counts[kind(rule)] += n
+    wall = timings["suite"] + timings["rest"]
+    spent = sum(per_kind[k] * n for k, n in counts.items())
+    return {"wall": wall, "suite": timings["suite"], "jobs": sum(jobs.values()), "counts": counts,
+            "per_kind": per_kind, "share": spent / (wall * cores), "rerun": rerun,
+            "ran_again": sorted(set(ran_again)), "nothing": "Nothing to be done" in again.stderr}
+
+
+def report(name: str, r: dict, cores: int) -> None:
+    print(f"{name} design: {r['jobs']} jobs in {r['wall']:,.0f} s "
+          f"(suite stage {r['suite']:,.0f} s, --cores {cores})")
+    for k, n in sorted(r["counts"].items()):
+        print(f"  {n:4d} {k} jobs, {r['per_kind'][k]:.2f} s each to start")
+    print(f"  share of the {cores} cores' time spent starting processes: {r['share']:.1%}")
+    verdict = "runs no job" if not r["ran_again"] and r["nothing"] \
+        else f"ran {len(r['ran_again'])} jobs: {r['ran_again']}"
+    print(f"  second run with nothing changed: {r['rerun']:.1f} s, {verdict}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--baseline", default=BASELINE, help="git revision of the old design")
+    ap.add_argument("--only", choices=("old", "new"), help="run one design only")
     args = ap.parse_args()
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [str(BIN / "snakemake"), "--cores", str(args.cores), "--config",
-               f"results={tmp}/results", f"cache={tmp}/cache"]
-        start = time.perf_counter()
-        first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if first.returncode != 0:
-            sys.exit(first.stderr[-3000:])
-        jobs = Counter(re.findall(r"^(?:localrule|rule) (\w[\w.-]*):", first.stderr, re.M))
-        jobs.pop("all", None)
-        start = time.perf_counter()
-        second = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        rerun = time.perf_counter() - start
-        ran_again = re.findall(r"^(?:localrule|rule) (\w[\w.-]*):", second.stderr, re.M)
-    per_kind = {k: startup(code) for k, code in IMPORTS.items()}
-    counts = Counter()
-    for rule, n in jobs.items():
-        counts[kind(rule)] += n
-    spent = sum(per_kind[k] * n for k, n in counts.items())
-    print(f"default pipeline, --cores {args.cores}: {sum(jobs.values())} jobs in {wall:,.0f} s")
-    for k in IMPORTS:
-        print(f"  {counts[k]:4d} {k} jobs, {per_kind[k]:.2f} s each to start")
-    print(f"share of the {args.cores} cores' time spent starting processes: "
-          f"{spent / (wall * args.cores):.1%}")
-    verdict = "runs no job" if not ran_again and "Nothing to be done" in second.stderr \
-        else f"ran {len(ran_again)} jobs: {sorted(set(ran_again))}"
-    print(f"second run with nothing changed: {rerun:.1f} s, {verdict}")
+        tmp = Path(tmp)
+        designs = {"new": ROOT}
+        if args.only != "new":
+            old = tmp / "old-tree"
+            old.mkdir()
+            archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+            designs = {"old": old, **designs}
+        if args.only == "old":
+            designs.pop("new")
+        for name, tree in designs.items():
+            env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+                       PYTHONPATH=str(tree / "src"))
+            work = tmp / name
+            work.mkdir()
+            results[name] = run_design(name, tree, args.cores, work, env)
+            report(name, results[name], args.cores)
+    if len(results) == 2:
+        old, new = results["old"], results["new"]
+        print(f"new against old: wall {new['wall'] / old['wall']:.2f}x "
+              f"({old['wall']:,.0f} s -> {new['wall']:,.0f} s), suite stage "
+              f"{old['suite']:,.0f} s -> {new['suite']:,.0f} s, start-up share "
+              f"{old['share']:.1%} -> {new['share']:.1%}")
 
 
 if __name__ == "__main__":

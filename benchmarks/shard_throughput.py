@@ -55,7 +55,7 @@ def measure(delay_s: float, concurrency: int, suite: Path) -> tuple[int, int, fl
                   "offline": {"methods": ["direct"]}, "cache": str(Path(tmp) / "cache")}
         start = time.perf_counter()
         frame = run_shard(config, "offline", "bench", "direct", "all", shard_suite,
-                          Path(tmp) / "rows.parquet", Path(tmp) / "transcripts")
+                          Path(tmp) / "rows.parquet", Path(tmp) / "transcripts")["all"]
         wall = time.perf_counter() - start
     server.terminate()
     return frame.height, int(frame["n_calls"].sum()), wall

@@ -153,7 +153,7 @@ def test_a_shard_survives_an_episode_whose_calls_fail(folders, tmp_path, monkeyp
                               "max_concurrency": 1, "max_retries": 1}],
                   "offline": {"methods": ["direct"]}, "cache": str(tmp_path / "cache")}
         frame = run_shard(config, "offline", "m", "direct", "blocksworld", suite_dir,
-                          tmp_path / "rows.parquet", tmp_path / "transcripts")
+                          tmp_path / "rows.parquet", tmp_path / "transcripts")["blocksworld"]
     assert frame.sort("task")["outcome"].to_list() == ["error", "detected"]
     assert pl.read_parquet(tmp_path / "rows.parquet").height == 2
     assert sorted(p.name for p in (tmp_path / "transcripts").iterdir()) == ["p04.jsonl", "p09.jsonl"]

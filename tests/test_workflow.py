@@ -94,7 +94,7 @@ def test_mislabelled_task_fails_its_rule_and_is_named(tmp_path):
     root = make_suite(tmp_path, {"p01": "unsolvable"})
     proc = snakemake(config(tmp_path, root, external=False))
     assert proc.returncode != 0
-    log = (tmp_path / "results" / "logs" / "suite" / "blocksworld" / "p01.log").read_text()
+    log = (tmp_path / "results" / "logs" / "suite" / "blocksworld.log").read_text()
     assert "blocksworld/p01: labelled unsolvable but proven solvable" in log
     # the reason reaches the console too, not only the log file
     assert "blocksworld/p01: labelled unsolvable but proven solvable" in proc.stderr
@@ -129,7 +129,7 @@ def test_external_suite_runs_and_its_wrong_label_is_audited(tmp_path):
     strict = dict(cfg, results=str(tmp_path / "strict"), suite=dict(cfg["suite"], audit="strict"))
     path.write_text(yaml.safe_dump(strict))
     assert snakemake(path).returncode != 0
-    log = (tmp_path / "strict" / "logs" / "suite" / "grip" / "p02.log").read_text()
+    log = (tmp_path / "strict" / "logs" / "suite" / "grip.log").read_text()
     assert "grip/p02: labelled solvable but proven unsolvable" in log
 
 
@@ -141,7 +141,7 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     cfg = yaml.safe_load(cfg_path.read_text())
     cfg["models"] = [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}]
     cfg["cache"] = str(tmp_path / "cache")
-    cfg["offline"] = {"methods": ["direct", "cot"], "params": {"cot": {}}}
+    cfg["offline"] = {"methods": ["direct", "tot"], "params": {"tot": {"depth": 2, "samples": 2}}}
     cfg["online"] = {"methods": ["react", "critic"], "budget": 50}
     cfg_path.write_text(yaml.safe_dump(cfg))
     secret = "sk-planaudit-never-written-4242"
@@ -190,11 +190,16 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
         names = z.namelist()
         assert any(n.endswith("main.csv") for n in names), names
         assert any(n.endswith("outcomes.png") for n in names), names
-    cfg["offline"]["params"]["cot"] = {"note": "changed"}
+    cfg["offline"]["params"]["tot"] = {"depth": 3, "samples": 2}
     cfg_path.write_text(yaml.safe_dump(cfg))
     dry = run("-n")
     assert re.search(r"offline_oracle\s+1\n", dry.stdout), dry.stdout  # one shard reruns...
-    assert re.search(r"output: \S+/oracle/cot/blocksworld\.parquet", dry.stdout)  # ...cot's
+    assert re.search(r"output: \S+/oracle/tot/blocksworld\.parquet", dry.stdout)  # ...tot's
+    stats = dry.stdout.split("Job stats:")[1].split("Reasons:")[0]
+    jobs = dict(re.findall(r"^(\w[\w-]*)\s+(\d+)$", stats, re.M))
+    # nothing else reruns: no suite job, no check, no online job, no other method
+    assert jobs == {"offline_oracle": "1", "collect": "1", "tables": "1", "figures": "1",
+                    "report": "1", "all": "1", "total": "6"}, stats
 
 
 def test_the_published_matrix_config_is_valid():
@@ -204,6 +209,6 @@ def test_the_published_matrix_config_is_valid():
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     for model in ("gpt-4o", "gpt-4o-mini", "gemini-2.0-flash", "gemini-2.0-flash-lite"):
-        # per model: 6 strategies and 3 architectures, each over 5 domains
-        assert re.search(rf"\noffline_{re.escape(model)}\s+30\n", proc.stdout), model
-        assert re.search(rf"\nonline_{re.escape(model)}\s+15\n", proc.stdout), model
+        # per model: one job per strategy (6) and per architecture (3), each over 5 domains
+        assert re.search(rf"\noffline_{re.escape(model)}\s+6\n", proc.stdout), model
+        assert re.search(rf"\nonline_{re.escape(model)}\s+3\n", proc.stdout), model

@@ -207,16 +207,17 @@ def cmd_shard(args) -> int:
     config = json.loads(args.spec) if args.spec else _config(args)
     try:
         _preflight([model_entry(config, args.model)])
-        frame = run_shard(config, args.regime, args.model, args.method, args.domain,
-                          Path(args.suite), Path(args.out), Path(args.transcripts))
-    except (ConfigError, FileNotFoundError) as e:
+        frames = run_shard(config, args.regime, args.model, args.method, args.domain,
+                           Path(args.suite), args.out, args.transcripts)
+    except (ConfigError, FileNotFoundError, ValueError) as e:
         raise InputError(str(e)) from None
     except ShardFailed as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return EXIT_NEGATIVE
-    counts = frame["outcome"].value_counts().sort("outcome")
-    print(f"{args.regime}/{args.model}/{args.method}/{args.domain}: {frame.height} episodes: "
-          + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
+    for domain, frame in frames.items():
+        counts = frame["outcome"].value_counts().sort("outcome")
+        print(f"{args.regime}/{args.model}/{args.method}/{domain}: {frame.height} episodes: "
+              + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
     return EXIT_OK
 
 
@@ -475,15 +476,19 @@ def build_parser() -> argparse.ArgumentParser:
     for regime in ("offline", "online"):
         o = sub.add_parser(regime, help=f"the {regime} regime")
         osub = o.add_subparsers(dest=f"{regime}_command", required=True)
-        sh = osub.add_parser("shard", help="run one model x method x domain shard")
+        sh = osub.add_parser("shard", help="run one model x method over the tasks of one or more "
+                                           "domains")
         _config_arg(sh)
         sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
         sh.add_argument("--model", required=True)
         sh.add_argument("--method", required=True)
-        sh.add_argument("--domain", required=True)
+        sh.add_argument("--domain", required=True, action="append",
+                        help="a domain of the prepared suite (repeatable)")
         sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
-        sh.add_argument("--out", required=True, help="the shard's Parquet file")
-        sh.add_argument("--transcripts", required=True, help="folder for <task>.jsonl")
+        sh.add_argument("--out", required=True,
+                        help="each domain's Parquet file; {domain} stands for the domain's name")
+        sh.add_argument("--transcripts", required=True,
+                        help="folder for <task>.jsonl; {domain} stands for the domain's name")
         sh.set_defaults(func=cmd_shard, regime=regime)
 
     e = sub.add_parser("episode", help="run one episode (offline or online) and print it")
@@ -582,6 +587,7 @@ EXAMPLES = {
     "truth": "planaudit suite truth --domain gripper --task p03 --outdir /tmp/p03",
     "summary": "planaudit suite summary results/suite/*/*/truth.json --out summary.csv",
     "new": "planaudit suite new domains/lights",
+    "build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
     "show": "planaudit suite show gripper/p03",
 }
 

@@ -1,10 +1,11 @@
-"""A shard: one regime × model × method × domain, all its tasks in one process.
+"""A shard job: one regime × model × method over every task of its domains, in one process.
 
-Importing litellm costs seconds, so a shard runs every task of a domain in one
-process, concurrently up to the model's limit (the client's semaphore). Each
-episode's transcript is written as it finishes; the rows go to one Parquet file
-at the end. The cache makes a rerun after a crash free: finished calls are
-answered from disk.
+Importing litellm costs seconds, so a job is worth it only when it runs many
+episodes: the workflow gives each regime × model × method one job over all
+domains, concurrently up to the model's limit (one client, one pool). Each
+episode's transcript is written as it finishes; each domain's rows go to their
+own Parquet file at the end. The cache makes a rerun after a crash free:
+finished calls are answered from disk.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 
 import polars as pl
@@ -49,60 +52,111 @@ def episode_runner(regime: str, entry: dict):
     raise ValueError(f"no regime named {regime!r} ({', '.join(REGIMES)})")
 
 
-async def _run(config: dict, regime: str, model: str, method: str, folders: list[Path],
-               domain: str, transcripts: Path, cache_dir: str) -> list[dict]:
+class Progress:
+    """How far a job is: every episode goes to the log (stderr), and a one-line summary
+    (episodes done of total, outcome counts) to the terminal (stdout) at most every
+    `every` seconds and when the job ends, so a run of many jobs stays readable."""
+
+    def __init__(self, label: str, total: int, every: float = 15.0, out=None, log=None):
+        self.label, self.total, self.every = label, total, every
+        self.out, self.log = out or sys.stdout, log or sys.stderr
+        self.done = 0
+        self.outcomes: Counter[str] = Counter()
+        self.last = time.monotonic()
+
+    def line(self) -> str:
+        counts = ", ".join(f"{o} {n}" for o, n in sorted(self.outcomes.items()))
+        return f"{self.label}: {self.done}/{self.total} episodes ({counts})"
+
+    def episode(self, name: str, row: dict) -> None:
+        self.done += 1
+        self.outcomes[row["outcome"]] += 1
+        why = f" ({row['error']})" if row.get("error") else ""
+        print(f"{self.label}: {self.done}/{self.total} {name} {row['outcome']}{why}",
+              file=self.log, flush=True)
+        now = time.monotonic()
+        if now - self.last >= self.every and self.done < self.total:
+            self.last = now
+            print(self.line(), file=self.out, flush=True)
+
+    def finish(self) -> None:
+        print(self.line(), file=self.out, flush=True)
+
+
+async def _run(config: dict, regime: str, model: str, method: str,
+               tasks: list[tuple[str, Path]], transcripts: dict[str, Path], cache_dir: str,
+               progress: Progress) -> list[dict]:
     entry = model_entry(config, model)
     params = method_params(config, regime, method)
     client = Client(model_config(entry), Cache(cache_dir))
     digest = shard_hash(entry, method, params)
     run_episode = episode_runner(regime, entry)
-    transcripts.mkdir(parents=True, exist_ok=True)
-    done = 0
+    for folder in transcripts.values():
+        folder.mkdir(parents=True, exist_ok=True)
 
-    async def one(folder: Path) -> dict:
-        nonlocal done
+    async def one(domain: str, folder: Path) -> dict:
         row, transcript = await run_episode(
             client, method, params, folder, task_name=f"{domain}/{folder.name}",
             config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""))
-        with (transcripts / f"{folder.name}.jsonl").open("w") as fh:
+        # written as soon as the episode ends: a killed job keeps every finished transcript
+        with (transcripts[domain] / f"{folder.name}.jsonl").open("w") as fh:
             for step in transcript:
                 fh.write(json.dumps(step) + "\n")
             fh.write(json.dumps({"row": row}) + "\n")
-        done += 1
-        why = f" ({row['error']})" if row.get("error") else ""
-        print(f"{regime}/{model}/{method}/{domain}: {done}/{len(folders)} {folder.name} "
-              f"{row['outcome']}{why}", file=sys.stderr, flush=True)
+        progress.episode(f"{domain}/{folder.name}", row)
         return row
 
     # a fixed pool of workers, one episode each at a time: every slot the model allows
     # stays busy until the queue is empty (50 waiters on one semaphore left slots idle)
-    queue: asyncio.Queue[tuple[int, Path]] = asyncio.Queue()
-    for item in enumerate(folders):
+    queue: asyncio.Queue[tuple[int, tuple[str, Path]]] = asyncio.Queue()
+    for item in enumerate(tasks):
         queue.put_nowait(item)
-    rows: list[dict | None] = [None] * len(folders)
+    rows: list[dict | None] = [None] * len(tasks)
 
     async def worker() -> None:
         while not queue.empty():
-            i, folder = queue.get_nowait()
-            rows[i] = await one(folder)
+            i, (domain, folder) = queue.get_nowait()
+            rows[i] = await one(domain, folder)
 
-    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(folders)))))
+    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
     return rows
 
 
-def run_shard(config: dict, regime: str, model: str, method: str, domain: str, suite_dir: Path,
-              out: Path, transcripts: Path) -> pl.DataFrame:
-    folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json"))
-    if not folders:
-        raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
+def _path(template: str | Path, domain: str) -> Path:
+    return Path(str(template).replace("{domain}", domain))
+
+
+def run_shard(config: dict, regime: str, model: str, method: str, domains: str | list[str],
+              suite_dir: Path, out: str | Path, transcripts: str | Path,
+              progress_every: float = 15.0) -> dict[str, pl.DataFrame]:
+    """One job: a model under one method on every task of `domains`, in one process and
+    one pool of calls (so the model's concurrency cap holds across domains). `out` and
+    `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file."""
+    domains = [domains] if isinstance(domains, str) else list(domains)
+    if len(domains) > 1 and "{domain}" not in str(out):
+        raise ValueError("several domains need {domain} in the output path")
+    tasks = []
+    for domain in domains:
+        folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json"))
+        if not folders:
+            raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
+        tasks += [(domain, f) for f in folders]
     cache_dir = config.get("cache", ".cache/planaudit")
-    rows = asyncio.run(_run(config, regime, model, method, folders, domain, transcripts,
-                            cache_dir))
+    label = f"{regime}/{model}/{method}"
+    progress = Progress(label, len(tasks), progress_every)
+    rows = asyncio.run(_run(config, regime, model, method, tasks,
+                            {d: _path(transcripts, d) for d in domains}, cache_dir, progress))
+    progress.finish()
     if all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
-        raise ShardFailed(f"{regime}/{model}/{method}/{domain}: all {len(rows)} episodes ended in "
+        raise ShardFailed(f"{label}/{'+'.join(domains)}: all {len(rows)} episodes ended in "
                           f"error: {'; '.join(reasons[:3])}")
-    frame = pl.DataFrame(rows, infer_schema_length=None)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.write_parquet(out)
-    return frame
+    frames = {}
+    for domain in domains:
+        frame = pl.DataFrame([r for r, (d, _) in zip(rows, tasks, strict=True) if d == domain],
+                             infer_schema_length=None)
+        path = _path(out, domain)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(path)
+        frames[domain] = frame
+    return frames

@@ -20,14 +20,17 @@ TRUTHS = [f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES]
 SUITE_DOMAINS = list(dict.fromkeys(d for d, _ in ENTRIES))
 
 
-def task_inputs(wildcards):
-    """The source files of one task: its domain, its problem and its listing."""
-    e = ENTRIES[(wildcards.domain, wildcards.task)]
-    listing = "prompts.json" if e.external else "tasks.yaml"
-    files = [str(e.domain_file), str(e.problem_file), str(e.domain_file.parent / listing)]
-    if not e.external:
-        files.append(str(e.domain_file.parent / "nl.yaml"))
-    return files
+def domain_inputs(domain):
+    """The source files of one domain's tasks: the domain, its problems and its listing."""
+    files = []
+    for (d, _), e in ENTRIES.items():
+        if d != domain:
+            continue
+        listing = "prompts.json" if e.external else "tasks.yaml"
+        files += [str(e.domain_file), str(e.problem_file), str(e.domain_file.parent / listing)]
+        if not e.external:
+            files.append(str(e.domain_file.parent / "nl.yaml"))
+    return list(dict.fromkeys(files))
 
 
 def model_spec(wildcards):

@@ -1,8 +1,11 @@
-# Episodes, both regimes: one job per regime x model x method x domain shard.
+# Episodes, both regimes: one job per regime x model x method, over every domain (one
+# Parquet file per domain, the shards collect reads). A job imports litellm once (3 s)
+# and runs all its episodes in one pool, so a job is worth starting a process for.
 # Each model gets a rule of its own per regime so that a custom resource per model
 # (`--resources model_gpt_4o=2`: `planaudit check` prints each model's name) caps how
-# many of its shards run at once, across regimes. A shard's params hold exactly the
-# config it depends on, so changing one method's parameters reruns that method only.
+# many of its jobs run at once, across regimes. A job's params hold exactly the config
+# it depends on, so changing one method's parameters reruns that method only; adding
+# a domain reruns the model x method jobs, whose finished episodes the cache answers.
 # No shard starts before `check_model` has found its model reachable (provider,
 # credentials, server): a run that cannot succeed fails in seconds, before any paid
 # call. Its marker stays, so that a later run does not rerun every shard; each shard
@@ -33,10 +36,6 @@ if len(set(RESOURCES.values())) < len(RESOURCES):
 ONLINE_SHARDS = SHARDS["online"]
 
 
-def domain_truths(wildcards):
-    return [t for t in TRUTHS if Path(t).parent.parent.name == wildcards.domain]
-
-
 def shard_spec(regime, model_name):
     """The slice of the config one shard depends on, as JSON for the command line."""
     entry = next(m for m in config["models"] if m["name"] == model_name)
@@ -57,11 +56,13 @@ def shard_spec(regime, model_name):
     return spec
 
 
-def transcripts_dir(regime, model_name):
-    def folder(wildcards):
-        return f"{RESULTS}/transcripts/{regime}/{model_name}/{wildcards.method}/{wildcards.domain}"
+def shard_path(kind, regime, model_name):
+    """A job's per-domain folder, `{domain}` left for the command to fill in."""
 
-    return folder
+    def path(wildcards):
+        return f"{RESULTS}/{kind}/{regime}/{model_name}/{wildcards.method}/{{domain}}"
+
+    return path
 
 
 for _regime in REGIMES:
@@ -71,24 +72,30 @@ for _regime in REGIMES:
             name:
                 f"{_regime}_{_model}"
             input:
-                domain_truths,
+                TRUTHS,
                 f"{RESULTS}/checks/{_model}.json",
             output:
-                rows=f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}/{{domain}}.parquet",
+                [
+                    f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}/{d}.parquet"
+                    for d in SUITE_DOMAINS
+                ],
             params:
                 regime=_regime,
                 model=_model,
                 spec=shard_spec(_regime, _model),
+                domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS),
                 suite=lambda wc, input: Path(input[0]).parent.parent.parent,
-                transcripts=transcripts_dir(_regime, _model),
+                # {domain} is filled in by the command, once per domain
+                out=lambda wc, output: Path(output[0]).parent / "{domain}.parquet",
+                transcripts=shard_path("transcripts", _regime, _model),
             resources:
                 **{RESOURCES[_model]: 1},
             log:
-                f"{RESULTS}/logs/{_regime}/{_model}/{{method}}/{{domain}}.log",
+                f"{RESULTS}/logs/{_regime}/{_model}/{{method}}.log",
             conda:
                 "../../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
-                "--method {wildcards.method} --domain {wildcards.domain} --suite {params.suite} "
-                "--out {output.rows} --transcripts {params.transcripts} 2> {log} "
+                "--method {wildcards.method} {params.domains} --suite {params.suite} "
+                "--out {params.out:q} --transcripts {params.transcripts:q} 2> {log} "
                 "|| (tail -n 20 {log} >&2; exit 1)"

@@ -1,55 +1,47 @@
 # Suite: prepare each task (hidden model, names, briefs), prove its ground truth
-# by two methods, audit its label, and gather the summary.
+# by two methods, audit its label (one job per domain), and gather the summary.
 
 
-rule prepare:
-    input:
-        task_inputs,
-    output:
-        problem=f"{RESULTS}/suite/{{domain}}/{{task}}/problem.pddl",
-        domain=f"{RESULTS}/suite/{{domain}}/{{task}}/domain.pddl",
-        names=f"{RESULTS}/suite/{{domain}}/{{task}}/names.json",
-        brief=f"{RESULTS}/suite/{{domain}}/{{task}}/brief.json",
-    params:
-        suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
-        outdir=lambda wc, output: Path(output.problem).parent,
-        obfuscate=lambda wc: (
-            f"--obfuscate --seed {SUITE.get('seed', 0)}" if obfuscated(SUITE, wc.domain) else ""
-        ),
-    log:
-        f"{RESULTS}/logs/suite/{{domain}}/{{task}}.prepare.log",
-    conda:
-        "../../envs/planaudit.yaml"
-    shell:
-        "planaudit suite prepare {params.suite} --domain {wildcards.domain} "
-        "--task {wildcards.task} --outdir {params.outdir} {params.obfuscate} 2> {log} "
-        "|| (tail -n 20 {log} >&2; exit 1)"
+TASK_FILES = ("problem.pddl", "domain.pddl", "names.json", "brief.json", "truth.json")
+TRUTH_LIMITS = (
+    f"--bfs-states {config['truth']['bfs_states']} "
+    f"--astar-seconds {config['truth']['astar_seconds']} "
+    f"--external-seconds {config['truth']['external_seconds']} "
+    f"--audit {SUITE.get('audit', 'strict')}" + ("" if config["truth"]["external"] else " --no-external")
+)
 
+# One job per domain prepares and proves all its tasks: a process per task spent more
+# time starting (imports, planner set-up) than most tasks take to prove.
+for _domain in SUITE_DOMAINS:
 
-rule truth:
-    input:
-        problem=rules.prepare.output.problem,
-        domain=rules.prepare.output.domain,
-    output:
-        truth=f"{RESULTS}/suite/{{domain}}/{{task}}/truth.json",
-    params:
-        suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
-        outdir=lambda wc, output: Path(output.truth).parent,
-        limits=(
-            f"--bfs-states {config['truth']['bfs_states']} "
-            f"--astar-seconds {config['truth']['astar_seconds']} "
-            f"--external-seconds {config['truth']['external_seconds']} "
-            f"--audit {SUITE.get('audit', 'strict')}"
-            + ("" if config["truth"]["external"] else " --no-external")
-        ),
-    log:
-        f"{RESULTS}/logs/suite/{{domain}}/{{task}}.log",
-    conda:
-        "../../envs/planaudit.yaml"
-    shell:
-        "planaudit suite truth {params.suite} --domain {wildcards.domain} "
-        "--task {wildcards.task} --outdir {params.outdir} {params.limits} 2> {log} "
-        "|| (tail -n 20 {log} >&2; exit 1)"
+    rule:
+        name:
+            f"suite_{_domain}"
+        input:
+            domain_inputs(_domain),
+        output:
+            [
+                f"{RESULTS}/suite/{_domain}/{t}/{f}"
+                for d, t in ENTRIES
+                if d == _domain
+                for f in TASK_FILES
+            ],
+        params:
+            suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
+            domain=_domain,
+            obfuscate=(
+                f"--obfuscate --seed {SUITE.get('seed', 0)}" if obfuscated(SUITE, _domain) else ""
+            ),
+            limits=TRUTH_LIMITS,
+            suite_dir=lambda wc, output: Path(output[0]).parent.parent.parent,
+        log:
+            f"{RESULTS}/logs/suite/{_domain}.log",
+        conda:
+            "../../envs/planaudit.yaml"
+        shell:
+            "planaudit suite build {params.suite} --domain {params.domain} "
+            "--suite-dir {params.suite_dir} {params.obfuscate} {params.limits} 2> {log} "
+            "|| (tail -n 20 {log} >&2; exit 1)"
 
 
 rule summary:

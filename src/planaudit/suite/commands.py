@@ -14,6 +14,19 @@ def _suite_args(p) -> None:
     p.add_argument("--root", default="domains", help="folder holding one folder per domain")
 
 
+def _truth_args(p) -> None:
+    p.add_argument("--bfs-states", type=int, default=2_000_000)
+    p.add_argument("--astar-seconds", type=float, default=300.0)
+    p.add_argument("--external-seconds", type=float, default=600.0)
+    p.add_argument("--no-external", action="store_true")
+    p.add_argument("--audit", choices=("strict", "warn"), default="strict",
+                   help="warn: an external suite's wrong solvability label does not fail")
+
+
+def _limits(args) -> Limits:
+    return Limits(args.bfs_states, args.astar_seconds, args.external_seconds, not args.no_external)
+
+
 def add_parser(sub, func) -> None:
     s = sub.add_parser("suite", help="prepare tasks, prove their truth, audit labels, show them")
     ss = s.add_subparsers(dest="suite_command", required=True)
@@ -32,13 +45,19 @@ def add_parser(sub, func) -> None:
     t.add_argument("--domain", required=True)
     t.add_argument("--task", required=True)
     t.add_argument("--outdir", required=True, help="the prepared task's folder")
-    t.add_argument("--bfs-states", type=int, default=2_000_000)
-    t.add_argument("--astar-seconds", type=float, default=300.0)
-    t.add_argument("--external-seconds", type=float, default=600.0)
-    t.add_argument("--no-external", action="store_true")
-    t.add_argument("--audit", choices=("strict", "warn"), default="strict",
-                   help="warn: an external suite's wrong solvability label does not fail")
+    _truth_args(t)
     t.set_defaults(func=func)
+
+    b = ss.add_parser("build", help="prepare and prove every task of a domain in one process "
+                                    "(the workflow's suite job)")
+    _suite_args(b)
+    b.add_argument("--domain", required=True)
+    b.add_argument("--task", action="append", help="only this task (repeatable; default: all)")
+    b.add_argument("--suite-dir", required=True, help="tasks go to SUITE_DIR/<domain>/<task>/")
+    b.add_argument("--obfuscate", action="store_true")
+    b.add_argument("--seed", type=int, default=0)
+    _truth_args(b)
+    b.set_defaults(func=func)
 
     m = ss.add_parser("summary", help="gather truth records into summary.csv and audit.csv")
     m.add_argument("truths", nargs="+", metavar="TRUTH.json", help="in the order of the rows")
@@ -82,10 +101,10 @@ def run(args) -> int:
             print(f"{args.domain}/{args.task}: prepared (obfuscated={args.obfuscate}, "
                   f"facts covered={brief['facts_covered']})", file=sys.stderr)
             return 0
+        if cmd == "build":
+            return build(args)
         if cmd == "truth":
-            limits = Limits(args.bfs_states, args.astar_seconds, args.external_seconds,
-                            not args.no_external)
-            rec = make_truth(entry, Path(args.outdir), limits, args.audit, _stderr)
+            rec = make_truth(entry, Path(args.outdir), _limits(args), args.audit, _stderr)
             own = rec["methods"]["own"]
             print(f"{args.domain}/{args.task}: solvable={rec['solvable']} "
                   f"optimal_length={rec['optimal_length']} proven_by={rec['proven_by']} "
@@ -111,6 +130,43 @@ def run(args) -> int:
     except (CatalogError, LabelError, BriefError) as e:
         print(f"planaudit suite: {e}", file=sys.stderr)
         return 2
+
+
+def build(args) -> int:
+    """Every task of a domain, prepared and proven in one process: the suite's imports
+    and Fast Downward's set-up are paid once per domain, not once per task. Every task
+    is proven before a label problem fails the job, so the log names all of them."""
+    import time
+
+    from planaudit.suite.catalog import find_entry, load_suite
+    from planaudit.suite.prepare import prepare
+    from planaudit.suite.records import LabelError, make_truth
+
+    suite = {"source": args.source, "root": args.root}
+    entries = ([find_entry(suite, args.domain, t) for t in args.task] if args.task
+               else load_suite(dict(suite, domains=[args.domain])))
+    failed = []
+    start = time.perf_counter()
+    for i, entry in enumerate(entries, 1):
+        outdir = Path(args.suite_dir) / entry.domain / entry.id
+        prepare(entry, outdir, args.obfuscate, args.seed)
+        try:
+            rec = make_truth(entry, outdir, _limits(args), args.audit, _stderr)
+        except LabelError as e:
+            failed.append(str(e))
+            print(f"audit: {e}", file=sys.stderr, flush=True)
+            continue
+        print(f"{entry.domain}/{entry.id}: solvable={rec['solvable']} optimal_length="
+              f"{rec['optimal_length']} proven_by={rec['proven_by']}", file=sys.stderr, flush=True)
+        for a in rec["audit"]:
+            print(f"audit: {a['message']}", file=sys.stderr)
+        print(f"suite {args.domain}: {i}/{len(entries)} tasks proven "
+              f"({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+    print(f"suite {args.domain}: {len(entries) - len(failed)} of {len(entries)} tasks proven "
+          f"in {time.perf_counter() - start:.0f} s", flush=True)
+    if failed:
+        raise LabelError("; ".join(failed))
+    return 0
 
 
 def _stderr(msg: str) -> None:
