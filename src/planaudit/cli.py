@@ -263,6 +263,7 @@ def _preflight(entries: list[dict]) -> None:
 
 def cmd_shard(args) -> int:
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.formal.witness import WitnessUnavailable
     from planaudit.shard import ShardFailed, run_shard
 
     config = json.loads(args.spec) if args.spec else _config(args)
@@ -272,6 +273,8 @@ def cmd_shard(args) -> int:
                           Path(args.suite), Path(args.out), Path(args.transcripts))
     except (ConfigError, FileNotFoundError) as e:
         raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
     except ShardFailed as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return EXIT_NEGATIVE
@@ -293,17 +296,21 @@ def cmd_episode(args) -> int:
         reference_meta,
         shard_hash,
     )
+    from planaudit.formal.witness import WitnessUnavailable
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client
-    from planaudit.shard import episode_runner
+    from planaudit.shard import episode_runner, require_witness
 
     config = _config(args)
     try:
         entry = model_entry(config, args.model)
         regime = args.regime or _regime_of(config, args.method)
         params = method_params(config, regime, args.method)
+        require_witness(params)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {regime}.witness: {e} (or set witness: none)") from None
     folder = _prepared(config, args.task, Path(args.results))
     _preflight([entry])
     run_episode = episode_runner(regime, entry)
