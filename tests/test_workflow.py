@@ -158,6 +158,11 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     rows = pl.read_parquet(shard).sort("task")
     assert rows["outcome"].to_list() == ["success", "detected"]
     assert rows["reference"].all()
+    # VAL judged the final plan too (offline.witness: val in config/config.yaml); no plan on p09
+    assert rows["val_valid"].to_list() == [True, None]
+    witness = list(csv.DictReader((tmp_path / "results" / "report" / "witness.csv").open()))
+    assert [(w["method"], w["plans"], w["agree"], w["disagree"]) for w in witness] == [
+        ("cot", "1", "1", "0"), ("direct", "1", "1", "0")]
     transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
         "blocksworld" / "p01.jsonl"
     assert transcript.read_text().count('"purpose"') == 1
@@ -195,6 +200,13 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     dry = run("-n")
     assert re.search(r"offline_oracle\s+1\n", dry.stdout), dry.stdout  # one shard reruns...
     assert re.search(r"output: \S+/oracle/cot/blocksworld\.parquet", dry.stdout)  # ...cot's
+    # turning the witness off reruns every offline shard, and no online one
+    cfg["offline"]["params"]["cot"] = {}
+    cfg["offline"]["witness"] = "none"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    dry = run("-n")
+    assert re.search(r"offline_oracle\s+2\n", dry.stdout), dry.stdout
+    assert "online_oracle" not in dry.stdout, dry.stdout
 
 
 def test_the_published_matrix_config_is_valid():
