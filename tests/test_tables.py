@@ -235,3 +235,36 @@ def test_cli_collect_tables_power(episodes, tmp_path, capsys):
     assert main(["collect", "--out", str(out), *shards]) == EXIT_INPUT
     assert shards[0] in capsys.readouterr().err
     assert main(["tables", "--episodes", str(tmp_path / "none.parquet")]) == EXIT_INPUT
+
+
+def test_witness_table_counts_every_disagreement_by_its_departure(episodes, report):
+    from planaudit.analysis.tables import disagreement, witness_table
+
+    table = pl.read_csv(report / "witness.csv")
+    offline = episodes.filter(pl.col("regime") == "offline")
+    assert table.height == offline.select("model", "method").unique().height  # witness on offline
+    assert table["disagree"].sum() == 0 and table["agree"].sum() == table["val_judged"].sum()
+    assert table["plans"].sum() == offline["val_detail"].is_not_null().sum()
+    assert set(table.filter(pl.col("reference"))["model"]) == {LABEL}
+    # make four of model-a/direct's judged plans disagree, one way each
+    rows = offline.filter((pl.col("model") == "model-a") & (pl.col("method") == "direct")
+                          & pl.col("val_valid").is_not_null()).sort("domain", "task").to_dicts()
+    invalid = [r for r in rows if r["val_valid"] is False]
+    valid = [r for r in rows if r["val_valid"] is True]
+    invalid[0].update(val_valid=True, val_detail="valid, value 1", first_failure_kind="precondition",
+                      first_failure_detail="precondition not satisfied; unsatisfied: (< (f) 2)")
+    invalid[1].update(val_valid=True, val_detail="valid, value 1", first_failure_kind="wrong-arity",
+                      first_failure_detail="'stack' takes 2 arguments, given 3")
+    invalid[2].update(val_valid=True, val_detail="valid, value 4")  # (clear b): no departure
+    valid[0].update(val_valid=False, val_detail="invalid at step 1: validator failed: Attempt to "
+                                                "access undefined numeric expression! (f)")
+    valid[1].update(val_valid=None, val_detail="error: VAL crashed (SIGSEGV)")
+    assert [disagreement(r) for r in (*invalid[:3], *valid[:2])] == [
+        "tolerance", "extra-argument", "unexplained", "undefined-order", None]
+    got = witness_table(pl.DataFrame(rows, infer_schema_length=None)).row(0, named=True)
+    assert got["plans"] == len(rows) and got["val_judged"] == len(rows) - 1
+    assert (got["disagree"], got["tolerance"], got["extra_argument"], got["undefined_order"],
+            got["unexplained"], got["equal_timestamps"], got["val_no_verdict"]) == (4, 1, 1, 1, 1, 0, 1)
+    assert got["agree"] == len(rows) - 1 - 4
+    # without the witness there is nothing to count, and the table is its header
+    assert witness_table(episodes.drop("val_valid", "val_detail")).height == 0

@@ -158,6 +158,11 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     rows = pl.read_parquet(shard).sort("task")
     assert rows["outcome"].to_list() == ["success", "detected"]
     assert rows["reference"].all()
+    # VAL judged the final plan too (offline.witness: val in config/config.yaml); no plan on p09
+    assert rows["val_valid"].to_list() == [True, None]
+    witness = list(csv.DictReader((tmp_path / "results" / "report" / "witness.csv").open()))
+    assert [(w["method"], w["plans"], w["agree"], w["disagree"]) for w in witness] == [
+        ("cot", "1", "1", "0"), ("direct", "1", "1", "0")]
     transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
         "blocksworld" / "p01.jsonl"
     assert transcript.read_text().count('"purpose"') == 1
@@ -200,6 +205,13 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     # nothing else reruns: no suite job, no check, no online job, no other method
     assert jobs == {"offline_oracle": "1", "collect": "1", "tables": "1", "figures": "1",
                     "report": "1", "all": "1", "total": "6"}, stats
+    # turning the witness off reruns every offline job, and no online one
+    cfg["offline"]["params"]["tot"] = {"depth": 2, "samples": 2}
+    cfg["offline"]["witness"] = "none"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    dry = run("-n")
+    assert re.search(r"offline_oracle\s+2\n", dry.stdout), dry.stdout
+    assert "online_oracle" not in dry.stdout, dry.stdout
 
 
 def test_the_published_matrix_config_is_valid():

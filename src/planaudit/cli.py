@@ -40,23 +40,77 @@ def _describe_verdict(v) -> str:
     return text
 
 
+def _witness(domain, problem, plan: str, ours_valid: bool, kind: str | None,
+             detail: str) -> dict:
+    """VAL's verdict on the same plan, and whether it agrees with planaudit's: the fields
+    `--witness val` adds (a disagreement names the departure that explains it)."""
+    from planaudit.formal.departures import Comparison
+    from planaudit.formal.witness import run_val
+
+    return Comparison(ours_valid, kind, detail, None, run_val(domain, problem, plan)).fields()
+
+
+def _describe_witness(w: dict) -> str:
+    from planaudit.formal.departures import DEPARTURES
+
+    text = f"VAL: {w['val_detail']}\n"
+    if w["agree"] is None:
+        return text + "VAL gave no verdict: nothing to compare"
+    if w["agree"]:
+        return text + "planaudit and VAL agree"
+    why = DEPARTURES.get(w["departure"], "no documented departure explains it: a bug to chase")
+    return text + f"planaudit and VAL DISAGREE ({w['departure']}: {why})"
+
+
+def _require_witness(name: str | None) -> None:
+    from planaudit.formal.witness import WitnessUnavailable, val_binary
+
+    if name:
+        try:
+            val_binary()
+        except WitnessUnavailable as e:
+            raise InputError(f"--witness {name}: {e}") from None
+
+
 def cmd_validate(args) -> int:
     from planaudit.formal import load_task, parse_plan, validate
+    from planaudit.formal.departures import failure_words
     from planaudit.formal.sexpr import read_file
 
+    _require_witness(args.witness)
     if args.batch:
-        return _validate_batch(Path(args.batch), args.out)
+        return _validate_batch(Path(args.batch), args.out, args.witness)
     if not (args.domain and args.problem and args.plan):
         raise InputError("validate needs DOMAIN PROBLEM PLAN, or --batch RECORDS.jsonl")
     task = load_task(args.domain, args.problem)
-    verdict = validate(task, parse_plan(read_file(args.plan), args.plan))
-    print(_dump(verdict.to_json()) if args.json else _describe_verdict(verdict))
+    text = read_file(args.plan)
+    try:
+        steps = parse_plan(text, args.plan)
+    except PDDLError as e:  # refused, exit 2; VAL's opinion of the file goes beside it
+        if args.witness:
+            w = _witness(args.domain, args.problem, text, False, "unreadable", str(e))
+            print(_describe_witness(w), file=sys.stderr)
+        raise
+    verdict = validate(task, steps)
+    out = verdict.to_json()
+    if args.witness:  # a disagreement is reported, never an exit code: that stays planaudit's
+        f = verdict.failure
+        out.update(_witness(args.domain, args.problem, text, verdict.valid, f and f.kind,
+                            failure_words(f)))
+    if args.json:
+        print(_dump(out))
+    else:
+        print(_describe_verdict(verdict))
+        if args.witness:
+            print(_describe_witness(out))
     return EXIT_OK if verdict.valid else EXIT_NEGATIVE
 
 
-def _validate_batch(records: Path, out: str | None) -> int:
-    """One verdict a line, in order; each distinct domain and problem parsed once."""
+def _validate_batch(records: Path, out: str | None, witness: str | None = None) -> int:
+    """One verdict a line, in order; each distinct domain and problem parsed once. With a
+    witness, VAL's verdict too, on every plan planaudit judged or refused as unreadable."""
     from planaudit.formal import Task, parse_plan, validate
+    from planaudit.formal.departures import failure_words
     from planaudit.formal.load import domain_at
     from planaudit.formal.sexpr import read_file
     from planaudit.formal.syntax import load_problem
@@ -107,14 +161,21 @@ def _validate_batch(records: Path, out: str | None) -> int:
                     verdict = validate(task, parse_plan(plan, source))
                 except PDDLError as e:
                     errors += 1
-                    sink.write(_dump({"line": n, "error": str(e)}) + "\n")
+                    extra = _witness(base / dpath, base / ppath, plan, False, "unreadable",
+                                     str(e)) if witness else {}
+                    sink.write(_dump({"line": n, "error": str(e), **extra}) + "\n")
                     continue
                 except Exception as e:  # a bug: this record says so, and the batch goes on
                     errors += 1
                     sink.write(_dump({"line": n, "error": f"internal error, please report: "
                                                           f"{type(e).__name__}: {e}"}) + "\n")
                     continue
-                sink.write(_dump({"line": n, **verdict.to_json()}) + "\n")
+                extra = {}
+                if witness:
+                    f = verdict.failure
+                    extra = _witness(base / dpath, base / ppath, plan, verdict.valid,
+                                     f and f.kind, failure_words(f))
+                sink.write(_dump({"line": n, **verdict.to_json(), **extra}) + "\n")
     finally:
         if out:
             sink.close()
@@ -202,6 +263,7 @@ def _preflight(entries: list[dict]) -> None:
 
 def cmd_shard(args) -> int:
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.formal.witness import WitnessUnavailable
     from planaudit.shard import ShardFailed, run_shard
 
     config = json.loads(args.spec) if args.spec else _config(args)
@@ -211,6 +273,8 @@ def cmd_shard(args) -> int:
                            Path(args.suite), args.out, args.transcripts)
     except (ConfigError, FileNotFoundError, ValueError) as e:
         raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
     except ShardFailed as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return EXIT_NEGATIVE
@@ -233,17 +297,21 @@ def cmd_episode(args) -> int:
         reference_meta,
         shard_hash,
     )
+    from planaudit.formal.witness import WitnessUnavailable
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client
-    from planaudit.shard import episode_runner
+    from planaudit.shard import episode_runner, require_witness
 
     config = _config(args)
     try:
         entry = model_entry(config, args.model)
         regime = args.regime or _regime_of(config, args.method)
         params = method_params(config, regime, args.method)
+        require_witness(params)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {regime}.witness: {e} (or set witness: none)") from None
     folder = _prepared(config, args.task, Path(args.results))
     _preflight([entry])
     run_episode = episode_runner(regime, entry)
@@ -451,6 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="records {domain, problem, plan} (or plan_file), paths relative "
                         "to the records file")
     v.add_argument("--out", help="with --batch: write verdicts here instead of stdout")
+    v.add_argument("--witness", choices=("val",),
+                   help="also run VAL on the plan and say whether it agrees (JSON: val_valid, "
+                        "val_detail, agree, departure); the exit code stays planaudit's")
     v.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("solve", help="prove solvability and the optimal plan length")

@@ -47,6 +47,8 @@ def method_params(config: dict, regime: str, method: str) -> dict:
     params = {"max_tokens": section.get("max_tokens", 4096)}
     if "budget" in section:  # online: the same tool-call budget for every architecture
         params["budget"] = section["budget"]
+    if section.get("witness", "none") != "none":  # offline: VAL judges the final plan too
+        params["witness"] = section["witness"]
     params.update((section.get("params") or {}).get(method, {}))
     return params
 

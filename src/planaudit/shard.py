@@ -37,6 +37,15 @@ class ShardFailed(RuntimeError):
     fails (its transcripts stay) instead of handing on a shard with nothing to measure."""
 
 
+def require_witness(params: dict) -> None:
+    """Before the first call: the witness the config asks for can run here (else
+    WitnessUnavailable, saying how to install it)."""
+    if params.get("witness") == "val":
+        from planaudit.formal.witness import val_binary
+
+        val_binary()
+
+
 def episode_runner(regime: str, entry: dict):
     """The regime's `run_episode`, with the model's tool protocol where it matters."""
     if regime == "offline":
@@ -141,6 +150,7 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         if not folders:
             raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
         tasks += [(domain, f) for f in folders]
+    require_witness(method_params(config, regime, method))
     cache_dir = config.get("cache", ".cache/planaudit")
     label = f"{regime}/{model}/{method}"
     progress = Progress(label, len(tasks), progress_every)

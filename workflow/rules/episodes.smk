@@ -50,6 +50,8 @@ def shard_spec(regime, model_name):
         }
         if "budget" in section:
             part["budget"] = section["budget"]
+        if "witness" in section:  # offline: VAL judges each final plan too (reruns when changed)
+            part["witness"] = section["witness"]
         cache = config.get("cache", ".cache/planaudit")
         return json.dumps({"models": [entry], regime: part, "cache": cache})
 

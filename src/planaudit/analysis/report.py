@@ -25,7 +25,7 @@ from planaudit.analysis.figures import CAPTIONS as FIGURE_CAPTIONS
 from planaudit.analysis.figures import FIGURES, why_not
 
 TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "per_domain", "outcomes", "per_task",
-               "power")
+               "power", "witness")
 TABLE_CAPTIONS = {
     "main": "Per regime × model × method: success on solvable tasks, executability (every "
             "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
@@ -46,6 +46,13 @@ TABLE_CAPTIONS = {
     "power": "The smallest difference, in percentage points, that an exact McNemar test on the "
              "tasks actually run can confirm after the Holm correction, and the discordant "
              "pairs it needs, per family of comparisons.",
+    "witness": "VAL as a witness (offline.witness: val): per configuration, the final plans VAL "
+               "also judged, how often it accepted or rejected a plan as planaudit did, and each "
+               "disagreement under the documented departure from VAL that explains it "
+               "(tolerance: VAL's 0.0001 tolerance in numeric comparisons; extra_argument: VAL "
+               "ignores surplus action arguments; undefined_order: VAL's order-dependent handling "
+               "of undefined values; equal_timestamps) or as unexplained, a bug to chase. "
+               "val_no_verdict: VAL refused the domain or problem, crashed or timed out.",
 }
 REFERENCE_SUFFIX = " (reference, not an LLM)"
 BADGE = '<span class="badge">reference model, not an LLM</span>'
@@ -305,6 +312,34 @@ def power_sentences(folder: Path) -> str:
     return ("<h3>Power of this design</h3><ul>" + "".join(items) + "</ul>") if items else ""
 
 
+def witness_sentence(folder: Path) -> str:
+    """The witness table in one line: every disagreement with VAL, by class, and a warning
+    when one is unexplained."""
+    path = folder / "witness.csv"
+    if not path.is_file():
+        return ""
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        return ""
+
+    def total(column: str) -> int:
+        return sum(int(r.get(column) or 0) for r in rows)
+
+    classes = [c for c in ("tolerance", "extra_argument", "undefined_order", "equal_timestamps",
+                           "unexplained") if total(c)]
+    why = "; ".join(f"{total(c)} {c.replace('_', ' ')}" for c in classes)
+    text = (f"<h3>VAL as a witness</h3><p>VAL also judged {total('val_judged')} of "
+            f"{total('plans')} final plans: it agreed with planaudit on {total('agree')} and "
+            f"disagreed on <b>{total('disagree')}</b>" + (f" ({esc(why)})" if why else "") + ".")
+    if total("unexplained"):
+        text += (" <b>An unexplained disagreement is a bug in planaudit or in VAL</b>: see the "
+                 "witness table and the rows' val_detail.")
+    if total("val_no_verdict"):
+        text += f" VAL gave no verdict on {total('val_no_verdict')} (see val_detail)."
+    return text + "</p>"
+
+
 # -- figures --------------------------------------------------------------------------
 
 
@@ -345,6 +380,7 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
             f"access to the hidden model, not LLMs; every row of theirs carries {BADGE}.</p>"
             f"<nav>{' '.join(nav)}</nav></header>",
             design_html(frame, config, references), power_sentences(tables),
+            witness_sentence(tables),
             '<h2 id="tables">Tables</h2>']
     if not files:
         body.append(f'<p class="note">No table csv in {esc(tables)} (run <code>planaudit '

@@ -25,8 +25,10 @@ import polars as pl
 
 from planaudit.analysis.stats import bootstrap_ci, detectable_difference, holm, mcnemar_exact
 from planaudit.episode import OUTCOMES
+from planaudit.formal.departures import CLASSES, classify
 
-TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power")
+TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
+          "witness")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -268,6 +270,44 @@ def outcomes_table(ep: pl.DataFrame) -> pl.DataFrame:
         episodes=pl.len().cast(pl.Int64), **counts).sort(keys)
 
 
+# -- witness ---------------------------------------------------------------------------
+
+WITNESS = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "method": pl.String,
+           "plans": pl.Int64, "val_judged": pl.Int64, "agree": pl.Int64, "disagree": pl.Int64,
+           **{c.replace("-", "_"): pl.Int64 for c in CLASSES}, "val_no_verdict": pl.Int64}
+
+
+def disagreement(row: dict) -> str | None:
+    """The class (departures.CLASSES) of a row where planaudit and VAL disagree on the
+    final plan; None where they agree, or where VAL did not run or gave no verdict."""
+    if row.get("val_valid") is None:
+        return None
+    return classify(row["first_failure_kind"] is None, row["val_valid"],
+                    kind=row["first_failure_kind"], detail=row["first_failure_detail"],
+                    val_detail=row.get("val_detail"))
+
+
+def witness_table(ep: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration whose final plans VAL judged too (the witness switch): plans VAL
+    ran on, how many it judged, agreements, and every disagreement under the documented
+    departure that explains it, or `unexplained` (a bug to chase)."""
+    if "val_detail" not in ep.columns:
+        return pl.DataFrame(schema=WITNESS)
+    rows = []
+    ran = _labelled(ep.filter(pl.col("val_detail").is_not_null()))
+    for g in ran.partition_by(CONFIG, maintain_order=True):
+        records = g.to_dicts()
+        judged = [r for r in records if r["val_valid"] is not None]
+        classes = [disagreement(r) for r in judged]
+        rows.append({"regime": g["regime"][0], "model": g["model"][0],
+                     "reference": g["reference"][0], "method": g["method"][0],
+                     "plans": g.height, "val_judged": len(judged),
+                     "agree": classes.count(None), "disagree": len(classes) - classes.count(None),
+                     **{c.replace("-", "_"): classes.count(c) for c in CLASSES},
+                     "val_no_verdict": g.height - len(judged)})
+    return pl.DataFrame(rows, schema=WITNESS)
+
+
 # -- rendering ------------------------------------------------------------------------
 
 _FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
@@ -335,6 +375,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "outcomes": outcomes_table(ep),
         "online_vs_offline": versus,
         "power": power_table(ep, comparisons, versus, alpha),
+        "witness": witness_table(ep),
     }
 
 

