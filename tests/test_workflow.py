@@ -162,7 +162,7 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     assert rows["val_valid"].to_list() == [True, None]
     witness = list(csv.DictReader((tmp_path / "results" / "report" / "witness.csv").open()))
     assert [(w["method"], w["plans"], w["agree"], w["disagree"]) for w in witness] == [
-        ("cot", "1", "1", "0"), ("direct", "1", "1", "0")]
+        ("direct", "1", "1", "0"), ("tot", "1", "1", "0")]
     transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
         "blocksworld" / "p01.jsonl"
     assert transcript.read_text().count('"purpose"') == 1

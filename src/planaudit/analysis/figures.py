@@ -19,7 +19,6 @@ score; success is over solvable tasks, score over all tasks (success or detected
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib as mpl
@@ -28,34 +27,22 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+# what the figures are and when the rows support them (importable without matplotlib)
+from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
+    CAPTIONS,
+    FIGURES,
+    SENSING_COLUMNS,
+    Config,
+    NotDrawable,
+    configurations,
+    in_both_regimes,
+    why_not,
+)
+
 # one definition of each rate: the figures can never disagree with the tables
 from planaudit.analysis.tables import OK as COUNTED
 from planaudit.analysis.tables import RATES
 from planaudit.analysis.tables import SCORE as SCORED
-
-FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline")
-CAPTIONS = {
-    "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
-                "each outcome, and the mean cost per episode beside it. Errors (the model could "
-                "not be reached) are shown but never counted as model failures.",
-    "success_cost": "Score (success on solvable tasks or detection on unsolvable ones, over all "
-                    "tasks) against mean cost per episode, one point per configuration. The dashed "
-                    "line joins the Pareto front of the LLM configurations (highest score for "
-                    "the cost); reference models are calibrators and stay off the front unless "
-                    "no LLM was run.",
-    "per_task": "Per-task score under every configuration: the share of counted episodes that "
-                "succeeded (solvable tasks) or detected unsolvability (tasks marked ✕). "
-                "Hatched cells have no counted episode.",
-    "sensing": "Sensing against acting in the online regime: mean epistemic tool calls (read the "
-               "task, query the state) against mean ontic ones (execute an action) per "
-               "configuration, and the distribution of each episode's sensing ratio, "
-               "epistemic / (epistemic + ontic). Without online episodes the figure only "
-               "states so.",
-    "online_offline": "Online against offline, per model: success on solvable tasks of every "
-                      "offline strategy (light, hatched /) and online architecture (dark, "
-                      "dotted); the dashed line marks the model's best offline strategy. Drawn "
-                      "for the models run in both regimes; without one the figure only states so.",
-}
 
 # outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
 OUTCOME_STYLE = {
@@ -75,41 +62,6 @@ RC = {"font.size": 8.5, "axes.titlesize": 9.5, "axes.labelsize": 8.5, "legend.fo
       "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "planaudit",
       "svg.fonttype": "path", "hatch.linewidth": 0.7, "axes.spines.top": False,
       "axes.spines.right": False}
-
-
-class NotDrawable(Exception):
-    """The rows cannot support this figure; the message says why."""
-
-
-@dataclass(frozen=True)
-class Config:
-    regime: str
-    model: str
-    method: str
-    reference: bool
-
-    @property
-    def model_label(self) -> str:
-        return f"{self.model} (reference)" if self.reference else self.model
-
-    @property
-    def label(self) -> str:
-        return f"{self.regime} · {self.model_label} · {self.method}"
-
-
-def configurations(frame: pl.DataFrame) -> list[Config]:
-    """Configurations in a fixed order: offline before online, then models and methods in
-    the order the rows first name them (collect sorts rows, so reruns agree)."""
-    seen: dict[tuple[str, str, str], bool] = {}
-    for regime, model, method, ref in frame.select("regime", "model", "method",
-                                                    "reference").iter_rows():
-        seen.setdefault((regime, model, method), bool(ref))
-    models = list(dict.fromkeys(m for _, m, _ in seen))
-    methods = list(dict.fromkeys(m for _, _, m in seen))
-    regimes = {"offline": 0, "online": 1}
-    keys = sorted(seen, key=lambda k: (regimes.get(k[0], 2), k[0], models.index(k[1]),
-                                       methods.index(k[2])))
-    return [Config(*k, seen[k]) for k in keys]
 
 
 def summary(frame: pl.DataFrame) -> pl.DataFrame:
@@ -410,7 +362,7 @@ def draw_sensing(frame: pl.DataFrame) -> Figure:
 
 def draw_online_offline(frame: pl.DataFrame) -> Figure:
     configs = configurations(frame)
-    both = _in_both_regimes(configs)
+    both = in_both_regimes(configs)
     stats = _lookup(frame)
     fig = Figure(figsize=(max(6.5, 1.5 + 0.42 * sum(c.model in both for c in configs)
                               + 0.5 * len(both)), 5.2), layout="constrained")
@@ -475,31 +427,6 @@ def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
         fig.savefig(paths[0], dpi=150, facecolor="white", metadata={"Software": None})
         fig.savefig(paths[1], facecolor="white", metadata={"Date": None, "Creator": None})
     return paths
-
-
-def _in_both_regimes(configs: Sequence[Config]) -> list[str]:
-    return [m for m in dict.fromkeys(c.model for c in configs)
-            if {c.regime for c in configs if c.model == m} >= {"offline", "online"}]
-
-
-SENSING_COLUMNS = ("n_epistemic", "n_ontic", "sensing_ratio")
-
-
-def why_not(name: str, frame: pl.DataFrame) -> str | None:
-    """Why the rows cannot support figure `name`, or None when they can."""
-    if frame.is_empty():
-        return "no episode rows"
-    if name == "success_cost" and frame.filter(COUNTED).is_empty():
-        return "no counted episode (every episode is an error)"
-    if name == "sensing":
-        if frame.filter(pl.col("regime") == "online").is_empty():
-            return "no online episodes in these rows"
-        missing = [c for c in SENSING_COLUMNS if c not in frame.columns]
-        if missing:
-            return f"the online rows lack {', '.join(missing)}"
-    if name == "online_offline" and not _in_both_regimes(configurations(frame)):
-        return "no model has both offline and online episodes"
-    return None
 
 
 def draw(name: str, frame: pl.DataFrame) -> Figure:

@@ -21,8 +21,8 @@ from pathlib import Path
 import polars as pl
 
 import planaudit
-from planaudit.analysis.figures import CAPTIONS as FIGURE_CAPTIONS
-from planaudit.analysis.figures import FIGURES, why_not
+from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
+from planaudit.analysis.figure_catalog import FIGURES, why_not
 
 TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "per_domain", "outcomes", "per_task",
                "power", "witness")

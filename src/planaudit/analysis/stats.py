@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binomtest, bootstrap
 
 
 def bootstrap_ci(values: Sequence[float], seed: int, n_resamples: int = 2000,
@@ -21,6 +20,8 @@ def bootstrap_ci(values: Sequence[float], seed: int, n_resamples: int = 2000,
     does not depend on which other configurations were analysed before it, and a rerun
     gives the same interval. None for fewer than two tasks: one task has no spread.
     """
+    from scipy.stats import bootstrap  # here: figures and report use this module, not scipy
+
     data = np.asarray(values, dtype=float)
     if data.size < 2:
         return None
@@ -40,6 +41,8 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
+    from scipy.stats import binomtest
+
     return min(1.0, float(binomtest(min(b, c), b + c, 0.5, alternative="two-sided").pvalue))
 
 

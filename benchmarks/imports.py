@@ -1,0 +1,77 @@
+"""What each step of the workflow imports, and what that costs, from its real command.
+
+Runs every kind of job's command once on a one-task suite under `python -X importtime`
+and prints, per step, the seconds spent importing (the sum of every module's own
+import time) and whether it loaded litellm, unified-planning, matplotlib or polars.
+The suite, summary, collect, tables, figures and report steps must never load
+litellm; a shard loads it once.
+
+    .venv/bin/python benchmarks/imports.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("litellm", "unified_planning", "matplotlib", "polars", "scipy")
+ORACLE = {"name": "oracle", "model": "reference/oracle", "tier": "reference"}
+
+
+def steps(t: Path) -> list[tuple[str, list[str]]]:
+    spec = json.dumps({"models": [ORACLE], "offline": {"methods": ["direct"]},
+                       "cache": str(t / "cache")})
+    return [
+        ("suite build", ["suite", "build", "--domain", "gripper", "--task", "p01", "--task", "p09",
+                         "--suite-dir", str(t / "suite"), "--obfuscate"]),
+        ("summary", ["suite", "summary", str(t / "suite/gripper/p01/truth.json"),
+                     str(t / "suite/gripper/p09/truth.json"), "--out", str(t / "summary.csv")]),
+        ("check", ["check", "--spec", json.dumps({"models": [ORACLE]})]),
+        ("shard", ["offline", "shard", "--spec", spec, "--model", "oracle", "--method", "direct",
+                   "--domain", "gripper", "--suite", str(t / "suite"),
+                   "--out", str(t / "ep/{domain}.parquet"), "--transcripts", str(t / "tr/{domain}")]),
+        ("collect", ["collect", str(t / "ep/gripper.parquet"), "--out", str(t / "episodes.parquet")]),
+        ("tables", ["tables", "--episodes", str(t / "episodes.parquet"), "--out", str(t / "report"),
+                    "--bootstrap", "200"]),
+        ("figures", ["figures", "--episodes", str(t / "episodes.parquet"),
+                     "--out", str(t / "report/figures")]),
+        ("report", ["report", "--episodes", str(t / "episodes.parquet"), "--tables",
+                    str(t / "report"), "--figures", str(t / "report/figures"),
+                    "--out", str(t / "report/index.html")]),
+    ]
+
+
+def importtime(args: list[str]) -> tuple[float, set[str]]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "planaudit.cli", *args],
+                          cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+    if proc.returncode != 0:
+        sys.exit(f"planaudit {' '.join(args[:2])} failed:\n{proc.stderr[-2000:]}")
+    total, loaded = 0, set()
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _, name = (p.strip() for p in line[len("import time:"):].split("|"))
+        total += int(self_us)
+        loaded.add(name.split(".")[0])
+    return total / 1e6, loaded
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [(name, *importtime(args)) for name, args in steps(Path(tmp))]
+    print(f"| step | import time (s) | {' | '.join(HEAVY)} |")
+    print("|---|---:|" + "---|" * len(HEAVY))
+    for name, seconds, loaded in rows:
+        marks = " | ".join("yes" if h in loaded else "no" for h in HEAVY)
+        print(f"| {name} | {seconds:.2f} | {marks} |")
+    bad = [n for n, _, loaded in rows if n != "shard" and "litellm" in loaded]
+    print("litellm outside the shard:", ", ".join(bad) or "none")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The report's figures by name: their captions, their configurations, and whether the
+rows can support each. Kept apart from the drawing code so that the report step,
+which only needs names and reasons, does not import matplotlib."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from planaudit.analysis.tables import OK as COUNTED
+
+FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline")
+CAPTIONS = {
+    "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
+                "each outcome, and the mean cost per episode beside it. Errors (the model could "
+                "not be reached) are shown but never counted as model failures.",
+    "success_cost": "Score (success on solvable tasks or detection on unsolvable ones, over all "
+                    "tasks) against mean cost per episode, one point per configuration. The dashed "
+                    "line joins the Pareto front of the LLM configurations (highest score for "
+                    "the cost); reference models are calibrators and stay off the front unless "
+                    "no LLM was run.",
+    "per_task": "Per-task score under every configuration: the share of counted episodes that "
+                "succeeded (solvable tasks) or detected unsolvability (tasks marked ✕). "
+                "Hatched cells have no counted episode.",
+    "sensing": "Sensing against acting in the online regime: mean epistemic tool calls (read the "
+               "task, query the state) against mean ontic ones (execute an action) per "
+               "configuration, and the distribution of each episode's sensing ratio, "
+               "epistemic / (epistemic + ontic). Without online episodes the figure only "
+               "states so.",
+    "online_offline": "Online against offline, per model: success on solvable tasks of every "
+                      "offline strategy (light, hatched /) and online architecture (dark, "
+                      "dotted); the dashed line marks the model's best offline strategy. Drawn "
+                      "for the models run in both regimes; without one the figure only states so.",
+}
+
+
+class NotDrawable(Exception):
+    """The rows cannot support this figure; the message says why."""
+
+
+@dataclass(frozen=True)
+class Config:
+    regime: str
+    model: str
+    method: str
+    reference: bool
+
+    @property
+    def model_label(self) -> str:
+        return f"{self.model} (reference)" if self.reference else self.model
+
+    @property
+    def label(self) -> str:
+        return f"{self.regime} · {self.model_label} · {self.method}"
+
+
+def configurations(frame: pl.DataFrame) -> list[Config]:
+    """Configurations in a fixed order: offline before online, then models and methods in
+    the order the rows first name them (collect sorts rows, so reruns agree)."""
+    seen: dict[tuple[str, str, str], bool] = {}
+    for regime, model, method, ref in frame.select("regime", "model", "method",
+                                                    "reference").iter_rows():
+        seen.setdefault((regime, model, method), bool(ref))
+    models = list(dict.fromkeys(m for _, m, _ in seen))
+    methods = list(dict.fromkeys(m for _, _, m in seen))
+    regimes = {"offline": 0, "online": 1}
+    keys = sorted(seen, key=lambda k: (regimes.get(k[0], 2), k[0], models.index(k[1]),
+                                       methods.index(k[2])))
+    return [Config(*k, seen[k]) for k in keys]
+
+
+def in_both_regimes(configs: Sequence[Config]) -> list[str]:
+    return [m for m in dict.fromkeys(c.model for c in configs)
+            if {c.regime for c in configs if c.model == m} >= {"offline", "online"}]
+
+
+SENSING_COLUMNS = ("n_epistemic", "n_ontic", "sensing_ratio")
+
+
+def why_not(name: str, frame: pl.DataFrame) -> str | None:
+    """Why the rows cannot support figure `name`, or None when they can."""
+    if frame.is_empty():
+        return "no episode rows"
+    if name == "success_cost" and frame.filter(COUNTED).is_empty():
+        return "no counted episode (every episode is an error)"
+    if name == "sensing":
+        if frame.filter(pl.col("regime") == "online").is_empty():
+            return "no online episodes in these rows"
+        missing = [c for c in SENSING_COLUMNS if c not in frame.columns]
+        if missing:
+            return f"the online rows lack {', '.join(missing)}"
+    if name == "online_offline" and not in_both_regimes(configurations(frame)):
+        return "no model has both offline and online episodes"
+    return None
+
+
