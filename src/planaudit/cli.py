@@ -142,6 +142,8 @@ def cmd_solve(args) -> int:
                   f"states={m['states']} {m['seconds']}s {m.get('detail', '')}".rstrip())
         if not record["agree"]:
             print("  METHODS DISAGREE")
+            for d in record["disagreements"]:
+                print(f"    {d['kind']} (at fault: {d['at_fault']}): {d['message']}")
     return EXIT_OK if record["agree"] else EXIT_NEGATIVE
 
 
