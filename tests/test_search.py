@@ -115,3 +115,10 @@ def test_astar_takes_each_cost_in_the_state_where_the_action_runs(write):
     star = astar(task, h, "astar-lmcut")
     assert star.status == "solved" and star.cost == 2
     assert [op.name for op in star.plan] == ["(haggle)", "(buy)"]
+
+
+def test_astar_stops_at_its_cpu_time_limit():
+    task = _task("logistics/p08")
+    star = astar(task, lmcut(task), "astar-lmcut", max_seconds=0.3)
+    assert star.status == "limit" and star.plan is None and 0 < star.expanded
+    assert star.seconds < 10

@@ -239,8 +239,12 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
     its key is g plus the bound its parent gives (`Estimator.bound`). A state
     whose true f exceeds its key goes back on the heap. Ties go to the deeper
     state. Step costs are evaluated in the state the action is applied in.
+
+    `max_seconds` counts this process's CPU time, not the clock: on a shared
+    machine a busy neighbour must not turn a proof into a timeout.
     """
     start = time.perf_counter()
+    cpu_start = time.process_time()
     est = heuristic if hasattr(heuristic, "estimate") else Plain(heuristic)
     ops = task.all_operators()
     unit = unit_cost(task, ops)
@@ -282,7 +286,8 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
         if now - last_report > 10.0:
             progress(f"{name}: {expanded} expanded, {len(g)} states, f = {f:g}")
             last_report = now
-        if len(g) > max_states or (max_seconds is not None and now - start > max_seconds):
+        if len(g) > max_states or (max_seconds is not None
+                                   and time.process_time() - cpu_start > max_seconds):
             return SearchResult("limit", name, expanded=expanded, generated=len(g),
                                 seconds=time.perf_counter() - start)
         m = memo[s]

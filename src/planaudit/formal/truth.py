@@ -47,8 +47,8 @@ FINISHED = ("solved", "unsolvable")
 @dataclass
 class Limits:
     bfs_states: int = 2_000_000
-    astar_seconds: float = 300.0
-    external_seconds: float = 600.0
+    astar_seconds: float = 300.0  # CPU time (`search.astar`)
+    external_seconds: float = 600.0  # the planner's wall-clock timeout
     external: bool = True
 
 

@@ -33,7 +33,7 @@ def add_parser(sub, func) -> None:
     t.add_argument("--task", required=True)
     t.add_argument("--outdir", required=True, help="the prepared task's folder")
     t.add_argument("--bfs-states", type=int, default=2_000_000)
-    t.add_argument("--astar-seconds", type=float, default=300.0)
+    t.add_argument("--astar-seconds", type=float, default=300.0, help="CPU seconds for A*")
     t.add_argument("--external-seconds", type=float, default=600.0)
     t.add_argument("--no-external", action="store_true")
     t.add_argument("--audit", choices=("strict", "warn"), default="strict",
