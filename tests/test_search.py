@@ -57,3 +57,68 @@ def test_astar_minimises_cost_not_length():
 def test_state_limit_stops_breadth_first():
     res = breadth_first(_task("gripper/p06"), max_states=1000)
     assert res.status == "limit" and res.plan is None
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_handed_down_landmarks_stay_admissible_along_a_path(name):
+    """The successor's estimate starts from its parent's landmarks: the cheap bound A*
+    keys it by before estimating it, and the estimate itself, lie between the parent's
+    landmarks that survive and the true distance."""
+    task = _task(name)
+    h = lmcut(task)
+    ops = task.all_operators()
+    rng = random.Random(2)
+    state = task.init
+    value, memo = h.estimate(state, None, -1)
+    assert value == h(state)
+    for _ in range(12):
+        i = rng.choice([i for i, op in enumerate(ops) if op.applicable(state)])
+        child = ops[i].apply(state)
+        bound = h.bound(memo, i, 1.0, child)
+        value, child_memo = h.estimate(child, memo, i)
+        task.init = child
+        exact = breadth_first(task)
+        d = exact.length if exact.status == "solved" else float("inf")
+        kept = sum(m for mask, _, m in memo if not mask >> i & 1)
+        assert kept <= bound <= value <= d
+        assert value == sum(m for _, _, m in child_memo)
+        state, memo = child, child_memo
+
+
+@pytest.mark.parametrize("name", ["blocksworld/p06", "blocksworld/p08", "gripper/p07",
+                                  "hospital/p06", "logistics/p05"])
+def test_astar_with_handed_down_landmarks_finds_the_breadth_first_length(name):
+    task = _task(name)
+    bfs = breadth_first(task)
+    star = astar(task, lmcut(task), "astar-lmcut")
+    assert star.status == bfs.status == "solved"
+    assert star.length == bfs.length
+
+
+def test_astar_takes_each_cost_in_the_state_where_the_action_runs(write):
+    """buy costs (price): 100 at first, 1 after haggling (itself 1). From the initial
+    state buy looks like 100; an estimate that believed it would prune the cheap plan."""
+    domain = write("shop.pddl", """(define (domain shop)
+      (:requirements :strips :numeric-fluents :action-costs)
+      (:predicates (got) (haggled))
+      (:functions (price) (total-cost) - number)
+      (:action haggle :parameters () :precondition (not (haggled))
+        :effect (and (haggled) (assign (price) 1) (increase (total-cost) 1)))
+      (:action buy :parameters () :precondition ()
+        :effect (and (got) (increase (total-cost) (price)))))""")
+    problem = write("shop-1.pddl", """(define (problem shop-1) (:domain shop)
+      (:init (= (price) 100) (= (total-cost) 0)) (:goal (got))
+      (:metric minimize (total-cost)))""")
+    task = load_task(domain, problem)
+    h = lmcut(task)
+    assert h(task.init) <= 2
+    star = astar(task, h, "astar-lmcut")
+    assert star.status == "solved" and star.cost == 2
+    assert [op.name for op in star.plan] == ["(haggle)", "(buy)"]
+
+
+def test_astar_stops_at_its_cpu_time_limit():
+    task = _task("logistics/p08")
+    star = astar(task, lmcut(task), "astar-lmcut", max_seconds=0.3)
+    assert star.status == "limit" and star.plan is None and 0 < star.expanded
+    assert star.seconds < 10

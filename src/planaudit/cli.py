@@ -217,6 +217,8 @@ def cmd_solve(args) -> int:
                   f"states={m['states']} {m['seconds']}s {m.get('detail', '')}".rstrip())
         if not record["agree"]:
             print("  METHODS DISAGREE")
+            for d in record["disagreements"]:
+                print(f"    {d['kind']} (at fault: {d['at_fault']}): {d['message']}")
     return EXIT_OK if record["agree"] else EXIT_NEGATIVE
 
 
@@ -530,7 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--state-limit", type=int, default=2_000_000,
                    help="breadth-first search gives way to A* past this many states")
-    s.add_argument("--astar-seconds", type=float, default=300.0)
+    s.add_argument("--astar-seconds", type=float, default=300.0, help="CPU seconds for A*")
     s.add_argument("--external-seconds", type=float, default=600.0)
     s.add_argument("--no-external", action="store_true",
                    help="skip Fast Downward / ENHSP (own search only)")

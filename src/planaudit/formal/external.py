@@ -1,9 +1,13 @@
-"""Independent witnesses: Fast Downward and ENHSP through unified-planning.
+"""Independent witnesses: Fast Downward and ENHSP through unified-planning, and
+unified-planning's own plan validator.
 
 Fast Downward's `astar(lmcut())` (the `fast-downward-opt` engine) proves
 optimal cost and unsolvability for classical tasks; ENHSP's optimal search
 (`enhsp-opt`) does so for numeric ones. unified-planning reads the PDDL itself,
-so a witness shares neither our parser nor our grounding.
+so a witness shares neither our parser nor our grounding; its
+`SequentialPlanValidator` gives a second verdict on every plan either side
+finds, so that when our validator and a planner disagree, a third voice says
+which of them is wrong.
 """
 
 from __future__ import annotations
@@ -49,19 +53,65 @@ def _search_seconds(logs) -> float | None:
     return found
 
 
-def solve_external(domain_path: str, problem_path: str, engine: str,
-                   timeout: float = 600.0, search: str | None = None) -> ExternalResult:
-    """Run one UP engine optimally; `search` overrides Fast Downward's search string."""
-    from unified_planning.engines import PlanGenerationResultStatus as S
+@dataclass
+class UpVerdict:
+    """unified-planning's verdict on one plan; `valid` is None where it could not judge."""
+
+    valid: bool | None
+    cost: float | None = None  # the metric's value, where the problem has a metric
+    detail: str = ""
+
+
+def read_problem(domain_path: str, problem_path: str):
+    """The task as unified-planning reads it; raises whatever it raises on input it rejects."""
     from unified_planning.io import PDDLReader
-    from unified_planning.shortcuts import OneshotPlanner, get_environment
+    from unified_planning.shortcuts import get_environment
 
     get_environment().credits_stream = None
-    start = time.perf_counter()
+    return PDDLReader().parse_problem(domain_path, problem_path)
+
+
+def validate_up(problem, plan: list[str]) -> UpVerdict:
+    """unified-planning's `SequentialPlanValidator` on plan lines "(action arg ...)"."""
+    from unified_planning.engines import ValidationResultStatus as V
+    from unified_planning.io import PDDLReader
+    from unified_planning.shortcuts import PlanValidator
+
     try:
-        problem = PDDLReader().parse_problem(domain_path, problem_path)
-    except Exception as e:  # unified-planning raises many kinds on input it rejects
-        return ExternalResult(engine, "error", detail=f"unified-planning could not read: {e}")
+        up_plan = PDDLReader().parse_plan_string(problem, "\n".join(plan))
+    except Exception as e:  # an action or object it does not know: it cannot judge
+        return UpVerdict(None, detail=f"unified-planning could not read the plan: {e}")
+    try:
+        with PlanValidator(name="sequential_plan_validator") as validator:
+            result = validator.validate(problem, up_plan)
+    except Exception as e:  # a feature its validator does not support
+        return UpVerdict(None, detail=f"unified-planning could not validate: {type(e).__name__}: {e}")
+    cost = None
+    for v in (result.metric_evaluations or {}).values():
+        cost = float(v)
+    if result.status == V.VALID:
+        return UpVerdict(True, cost)
+    if result.status == V.INVALID:
+        where = f" at {result.inapplicable_action}" if result.inapplicable_action else ""
+        reason = result.reason.name.lower().replace("_", " ") if result.reason else "invalid"
+        return UpVerdict(False, cost, f"{reason}{where}")
+    return UpVerdict(None, detail="unified-planning's validator answered unknown")
+
+
+def solve_external(domain_path: str, problem_path: str, engine: str,
+                   timeout: float = 600.0, search: str | None = None,
+                   problem=None) -> ExternalResult:
+    """Run one UP engine optimally; `search` overrides Fast Downward's search string.
+    `problem` is the task as `read_problem` gave it, if read already."""
+    from unified_planning.engines import PlanGenerationResultStatus as S
+    from unified_planning.shortcuts import OneshotPlanner
+
+    start = time.perf_counter()
+    if problem is None:
+        try:
+            problem = read_problem(domain_path, problem_path)
+        except Exception as e:  # unified-planning raises many kinds on input it rejects
+            return ExternalResult(engine, "error", detail=f"unified-planning could not read: {e}")
     params = {"fast_downward_search_config": search} if search else {}
     name = "fast-downward" if search else engine
     try:

@@ -14,6 +14,7 @@ import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from planaudit.formal.ground import Task
 from planaudit.formal.task import Operator, State, atom_indices
@@ -202,28 +203,62 @@ def plan_cost(task: Task, plan: list[Operator]) -> float:
     return cost
 
 
-def astar(task: Task, heuristic: Callable[[State], float], name: str,
+class Estimator(Protocol):
+    """A heuristic A* can hand a state's findings down to its successors."""
+
+    def estimate(self, state: State, parent: Any, op: int) -> tuple[float, Any]:
+        """h(state) and a memo, given the memo of the parent it was reached from by
+        operator index `op` (None, -1 at the root)."""
+        ...
+
+    def bound(self, memo: Any, op: int, step: float, state: State) -> float:
+        """A cheap lower bound on h of `state`, the successor by `op`, from the parent's memo."""
+        ...
+
+
+class Plain:
+    """A plain function state -> h as an `Estimator`: its memo is h itself."""
+
+    def __init__(self, h: Callable[[State], float]):
+        self.h = h
+
+    def estimate(self, state: State, parent: Any, op: int) -> tuple[float, float]:
+        h = self.h(state)
+        return h, h
+
+    def bound(self, memo: float, op: int, step: float, state: State) -> float:
+        return max(0.0, memo - step)  # h(parent) <= step + h*(child)
+
+
+def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str,
           max_states: int = 5_000_000, max_seconds: float | None = None,
           progress: Progress = quiet) -> SearchResult:
     """A* on cost (length when unit); optimal for an admissible heuristic.
 
     The heuristic is evaluated lazily, when a state is first popped: until then
-    its key is g + max(0, h(parent) - step cost), which is still a lower bound
-    because h(parent) <= step cost + h*(child). A state whose true f exceeds its
-    key goes back on the heap. Ties go to the deeper state.
+    its key is g plus the bound its parent gives (`Estimator.bound`). A state
+    whose true f exceeds its key goes back on the heap. Ties go to the deeper
+    state. Step costs are evaluated in the state the action is applied in.
+
+    `max_seconds` counts this process's CPU time, not the clock: on a shared
+    machine a busy neighbour must not turn a proof into a timeout.
     """
     start = time.perf_counter()
+    cpu_start = time.process_time()
+    est = heuristic if hasattr(heuristic, "estimate") else Plain(heuristic)
     ops = task.all_operators()
     unit = unit_cost(task, ops)
     init = task.init
     parent: dict[State, tuple[State, int] | None] = {init: None}
     g: dict[State, float] = {init: 0.0}
     hval: dict[State, float] = {}
+    memo: dict[State, Any] = {}
     heap = [(0.0, -0.0, 0, init)]
     counter = 0
     expanded = 0
     inf = float("inf")
     last_report = start
+    keys, groups, always = successor_index(ops)
     while heap:
         f, neg_g, _, s = heapq.heappop(heap)
         gs = -neg_g
@@ -231,7 +266,10 @@ def astar(task: Task, heuristic: Callable[[State], float], name: str,
             continue  # a stale entry: s was reached more cheaply since
         h = hval.get(s)
         if h is None:
-            h = hval[s] = heuristic(s)
+            via = parent[s]
+            h, memo[s] = (est.estimate(s, None, -1) if via is None
+                          else est.estimate(s, memo[via[0]], via[1]))
+            hval[s] = h
             if h == inf:
                 continue  # a dead end
             if gs + h > f:
@@ -248,22 +286,48 @@ def astar(task: Task, heuristic: Callable[[State], float], name: str,
         if now - last_report > 10.0:
             progress(f"{name}: {expanded} expanded, {len(g)} states, f = {f:g}")
             last_report = now
-        if len(g) > max_states or (max_seconds is not None and now - start > max_seconds):
+        if len(g) > max_states or (max_seconds is not None
+                                   and time.process_time() - cpu_start > max_seconds):
             return SearchResult("limit", name, expanded=expanded, generated=len(g),
                                 seconds=time.perf_counter() - start)
-        for i, op in enumerate(ops):
-            if op.applicable(s):
-                t = op.apply(s)
-                step = 1.0 if unit else op.step_cost(s)
-                gt = gs + step
-                if gt >= g.get(t, inf):
-                    continue  # reopening happens when a cheaper path turns up
-                g[t] = gt
-                parent[t] = (s, i)
-                counter += 1
-                bound = hval.get(t, max(0.0, h - step))
-                if bound == inf:
-                    continue
-                heapq.heappush(heap, (gt + bound, -gt, counter, t))
+        m = memo[s]
+        for i, op in _applicable(s, ops, keys, groups, always):
+            t = op.apply(s)
+            step = 1.0 if unit else op.step_cost(s)
+            if step < 0:
+                raise ValueError(f"{op.name} costs {step:g} here: A* needs costs of at least 0")
+            gt = gs + step
+            if gt >= g.get(t, inf):
+                continue  # reopening happens when a cheaper path turns up
+            g[t] = gt
+            parent[t] = (s, i)
+            counter += 1
+            bound = hval.get(t)
+            if bound is None:
+                bound = est.bound(m, i, step, t)
+            elif bound == inf:
+                continue
+            heapq.heappush(heap, (gt + bound, -gt, counter, t))
     return SearchResult("unsolvable", name, expanded=expanded, generated=len(g),
                         seconds=time.perf_counter() - start)
+
+
+def _applicable(s: State, ops: list[Operator], keys: int, groups: list[list[tuple]],
+                always: list[tuple]):
+    """(index, operator) of every operator applicable in `s`: the key-atom index
+    (`successor_index`) and the literal masks narrow the candidates, the operator
+    itself decides."""
+    bits = s[0]
+    m = bits & keys
+    candidates = always
+    while True:
+        for pp, pn, _keep, _add, i in candidates:
+            if bits & pp == pp and not bits & pn:
+                op = ops[i]
+                if op.applicable(s):
+                    yield i, op
+        if not m:
+            return
+        low = m & -m
+        m ^= low
+        candidates = groups[low.bit_length() - 1]

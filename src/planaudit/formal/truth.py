@@ -2,9 +2,16 @@
 
 The project's own search (breadth-first up to a state limit, then A* with
 LM-cut) and an external optimal planner (Fast Downward, or ENHSP for numeric
-tasks) each decide solvability and the optimal figure; the record says which
-finished and whether they agree. An external plan is re-validated by our
-validator, so a semantic mismatch between the two shows up as disagreement.
+tasks) each decide solvability and the optimal figure. Every plan either finds
+is judged by two validators, ours and unified-planning's, so a semantic
+mismatch between the methods cannot hide: each one is a disagreement in the
+record, saying which side the third voice finds wrong, and a task with any
+disagreement has `agree: false` (the suite's truth rule fails on it).
+
+An unsolvability claim is never taken on our word alone when the external
+planner runs: it stands only if the planner also reports unsolvable or finds
+nothing in its time; a plan it finds that unified-planning accepts makes the
+task solvable, whatever our search and certificate said.
 """
 
 from __future__ import annotations
@@ -12,8 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planaudit.formal.certificate import make as make_certificate
-from planaudit.formal.external import ExternalResult, solve_external
-from planaudit.formal.ground import COST_FUNCTION
+from planaudit.formal.external import (
+    ExternalResult,
+    UpVerdict,
+    read_problem,
+    solve_external,
+    validate_up,
+)
+from planaudit.formal.ground import COST_FUNCTION, Task
 from planaudit.formal.heuristics import lmcut
 from planaudit.formal.load import load_task
 from planaudit.formal.plan import parse_plan
@@ -27,12 +40,15 @@ from planaudit.formal.search import (
 )
 from planaudit.formal.validate import validate
 
+OURS, UP = "planaudit", "unified-planning"
+FINISHED = ("solved", "unsolvable")
+
 
 @dataclass
 class Limits:
     bfs_states: int = 2_000_000
-    astar_seconds: float = 300.0
-    external_seconds: float = 600.0
+    astar_seconds: float = 300.0  # CPU time (`search.astar`)
+    external_seconds: float = 600.0  # the planner's wall-clock timeout
     external: bool = True
 
 
@@ -64,41 +80,141 @@ def _summary(status: str, length, cost, states, seconds, method: str, detail: st
     return d
 
 
+def _check(task: Task, problem, plan: list[str]) -> dict:
+    """Both validators' verdicts on one plan (unified-planning's only if it read the task)."""
+    ours = validate(task, parse_plan("\n".join(plan)))
+    check = {OURS: {"valid": ours.valid, "cost": ours.cost}}
+    if not ours.valid:
+        check[OURS]["failure"] = ours.failure.detail if ours.failure else ""
+    up = validate_up(problem, plan) if problem is not None else UpVerdict(
+        None, detail="unified-planning could not read the task")
+    check[UP] = {"valid": up.valid, "cost": up.cost}
+    if up.detail:
+        check[UP]["detail"] = up.detail
+    return check
+
+
+def _proves_a_plan(check: dict | None) -> bool:
+    """A plan proves the task solvable when unified-planning accepts it, or, where it
+    could not judge, when ours does."""
+    if check is None:
+        return False
+    up = check.get(UP, {"valid": None})["valid"]
+    return up if up is not None else check[OURS]["valid"]
+
+
+def _plan_disagreements(name: str, check: dict, own: bool) -> list[dict]:
+    """What the validators' verdicts on `name`'s plan say against the method or each other."""
+    ours, up = check[OURS], check.get(UP, {"valid": None, "cost": None})
+    out = []
+    if up["valid"] is None:
+        if not ours["valid"]:  # no third voice: the planner against our validator
+            out.append({"kind": "plan-rejected", "at_fault": "unknown",
+                        "message": f"{name}'s plan is rejected by planaudit ({ours.get('failure')}); "
+                                   f"unified-planning could not judge it ({up.get('detail', '')})"})
+        return out
+    if ours["valid"] and not up["valid"]:
+        # our search and validator share the semantics: for our own plan the two sides are
+        # planaudit and unified-planning; a planner's plan has the planner on our side
+        fault = "unknown" if own else UP
+        out.append({"kind": "plan-rejected", "at_fault": fault,
+                    "message": f"{name}'s plan is valid for planaudit but unified-planning rejects "
+                               f"it ({up.get('detail', '')})"})
+    elif not ours["valid"] and up["valid"]:
+        out.append({"kind": "plan-rejected", "at_fault": OURS,
+                    "message": f"{name}'s plan is rejected by planaudit ({ours.get('failure')}) "
+                               f"but unified-planning accepts it"})
+    elif not ours["valid"] and not up["valid"]:
+        out.append({"kind": "plan-rejected", "at_fault": name,
+                    "message": f"{name}'s plan is invalid for planaudit ({ours.get('failure')}) "
+                               f"and for unified-planning ({up.get('detail', '')})"})
+    elif (ours["cost"] is not None and up["cost"] is not None
+          and abs(ours["cost"] - up["cost"]) > 1e-9 * max(1.0, abs(up["cost"]))):
+        out.append({"kind": "plan-cost", "at_fault": "unknown",
+                    "message": f"{name}'s plan costs {ours['cost']:g} for planaudit and "
+                               f"{up['cost']:g} for unified-planning"})
+    return out
+
+
+def _verdict_disagreements(methods: dict, checks: dict, figure: str) -> list[dict]:
+    """Methods that finished with different answers: solvability, then the optimum."""
+    finished = {k: m for k, m in methods.items() if m["status"] in FINISHED}
+    out = []
+    solved = [k for k, m in finished.items() if m["status"] == "solved"]
+    refuted = [k for k, m in finished.items() if m["status"] == "unsolvable"]
+    for claim in refuted:
+        for k in solved:
+            proven = _proves_a_plan(checks.get(k))
+            out.append({
+                "kind": "solvability", "at_fault": claim if proven else "unknown",
+                "message": f"{claim} claims unsolvable, {k} finds a plan"
+                           + (" that unified-planning accepts: the task is solvable" if proven
+                              else " that is not proven valid")})
+    figures = {k: methods[k][figure] for k in solved if _proves_a_plan(checks.get(k))}
+    if len(set(figures.values())) > 1:
+        best = min(figures.values())
+        worse = [k for k, v in figures.items() if v != best]
+        out.append({"kind": "optimum", "at_fault": "+".join(worse),
+                    "message": f"optimal {figure} differs: "
+                               + ", ".join(f"{k} {v:g}" for k, v in figures.items())})
+    return out
+
+
 def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
           progress: Progress = quiet) -> dict:
     """The truth record of one task (see `planaudit solve --json`)."""
     limits = limits or Limits()
     task = load_task(domain_path, problem_path)
     unit = unit_cost(task, task.all_operators())
+    figure = "length" if unit else "cost"
     own = _own(task, limits, unit, progress)
     progress(f"own search: {own.method} {own.status} in {own.seconds:.1f} s")
+    own_plan = None if own.plan is None else [op.name for op in own.plan]
     methods = {"own": _summary(own.status, own.length, own.cost, own.generated, own.seconds,
                                own.method)}
-    ext: ExternalResult | None = None
+    plans: dict[str, list[str]] = {} if own_plan is None else {"own": own_plan}
+    checks: dict[str, dict] = {}
+    disagreements: list[dict] = []
     if limits.external:
         engine = external_engine(task)
-        progress(f"{engine}: running")
-        ext = solve_external(domain_path, problem_path, engine, limits.external_seconds)
+        try:
+            problem = read_problem(domain_path, problem_path)
+        except Exception as e:  # unified-planning raises many kinds on input it rejects
+            problem, why = None, f"unified-planning could not read: {e}"
+        if problem is None:
+            ext = ExternalResult(engine, "error", detail=why)
+        else:
+            progress(f"{engine}: running")
+            ext = solve_external(domain_path, problem_path, engine, limits.external_seconds,
+                                 problem=problem)
         progress(f"{engine}: {ext.status} in {ext.seconds:.1f} s")
-        ext_cost = None
-        detail = ext.detail
+        methods[engine] = _summary(ext.status, ext.length, None, ext.expanded, ext.seconds,
+                                   engine, ext.detail)
         if ext.plan is not None:
-            verdict = validate(load_task(domain_path, problem_path),
-                               parse_plan("\n".join(ext.plan)))
-            ext_cost = verdict.cost
-            if not verdict.valid:
-                ext = ExternalResult(ext.engine, "error", ext.plan, ext.expanded, ext.seconds,
-                                     f"its plan is invalid here: {verdict.failure}")
-                detail = ext.detail
-        methods[engine] = _summary(ext.status, ext.length, ext_cost, ext.expanded,
-                                   ext.seconds, engine, detail)
+            plans[engine] = ext.plan
+        for name, plan in plans.items():
+            checks[name] = _check(task, problem, plan)
+            methods[name]["plan_check"] = checks[name]
+            disagreements += _plan_disagreements(name, checks[name], own=name == "own")
+        if ext.plan is not None:
+            ours_cost, up_cost = checks[engine][OURS]["cost"], checks[engine][UP]["cost"]
+            methods[engine]["cost"] = ours_cost if ours_cost is not None else up_cost
+    else:
+        for name in plans:  # ours alone: our search's plans hold by our semantics
+            checks[name] = {OURS: {"valid": True, "cost": own.cost}}
+    disagreements += _verdict_disagreements(methods, checks, figure)
 
-    finished = {k: m for k, m in methods.items() if m["status"] in ("solved", "unsolvable")}
-    verdicts = {m["status"] for m in finished.values()}
-    figure = "length" if unit else "cost"
-    figures = {m[figure] for m in finished.values() if m["status"] == "solved"}
-    agree = len(verdicts) <= 1 and len(figures) <= 1
-    solvable = None if not finished or len(verdicts) > 1 else verdicts == {"solved"}
+    finished = {k: m for k, m in methods.items() if m["status"] in FINISHED}
+    proven_plans = [k for k in plans if _proves_a_plan(checks.get(k))]
+    if proven_plans:
+        solvable = True
+    elif any(m["status"] == "solved" for m in finished.values()):
+        solvable = None  # a plan is claimed but neither validator confirms it
+    elif finished:
+        solvable = False
+    else:
+        solvable = None
+    agree = not disagreements
 
     record: dict = {
         "solvable": solvable,
@@ -110,19 +226,16 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
         "methods": methods,
         "proven_by": sorted(finished) if agree else [],
         "agree": agree,
+        "disagreements": disagreements,
         "certificate": None,
     }
     if solvable:
-        if own.status == "solved":
-            plan = [op.name for op in own.plan]
-        else:
-            plan = ext.plan if ext is not None else None
-        record["plan"] = plan
-        costs = [m["cost"] for m in finished.values()]
-        lengths = [m["length"] for m in finished.values()]
-        record["optimal_cost"] = min(costs) if costs else None
+        best = min(proven_plans, key=lambda k: (methods[k][figure] is None, methods[k][figure] or 0,
+                                                k != "own"))
+        record["plan"] = plans[best]
+        record["optimal_cost"] = methods[best]["cost"]
         if unit:
-            record["optimal_length"] = min(lengths) if lengths else None
+            record["optimal_length"] = methods[best]["length"]
         else:  # costs differ from 1: the shortest plan needs a search of its own
             shortest = breadth_first(task, limits.bfs_states)
             if shortest.status == "solved":

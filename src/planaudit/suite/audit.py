@@ -18,7 +18,11 @@ def label_problems(entry: TaskEntry, truth: dict) -> list[tuple[str, str]]:
     name = f"{entry.domain}/{entry.id}"
     problems: list[tuple[str, str]] = []
     if not truth["agree"]:
-        problems.append(("disagree", f"{name}: the proving methods disagree: {truth['methods']}"))
+        found = truth.get("disagreements") or [
+            {"kind": "verdict", "at_fault": "unknown", "message": str(truth["methods"])}]
+        for d in found:
+            problems.append(("disagree", f"{name}: the proving methods disagree ({d['kind']}; "
+                                         f"at fault: {d['at_fault']}): {d['message']}"))
     if truth["solvable"] is None:
         problems.append(("undecided", f"{name}: no method decided solvability within its limits"))
         return problems

@@ -16,7 +16,7 @@ def _suite_args(p) -> None:
 
 def _truth_args(p) -> None:
     p.add_argument("--bfs-states", type=int, default=2_000_000)
-    p.add_argument("--astar-seconds", type=float, default=300.0)
+    p.add_argument("--astar-seconds", type=float, default=300.0, help="CPU seconds for A*")
     p.add_argument("--external-seconds", type=float, default=600.0)
     p.add_argument("--no-external", action="store_true")
     p.add_argument("--audit", choices=("strict", "warn"), default="strict",
