@@ -46,7 +46,7 @@ def test_methods_agree_and_label_holds(name):
     own, ext = rec["methods"]["own"], rec["methods"][engine]
     assert own["status"] == ext["status"]
     assert own["length"] == ext["length"] and own["cost"] == ext["cost"]
-    metric = load_task(ENTRIES[name].domain_file, ENTRIES[name].problem_file).metric_is_cost
+    metric = load_task(ENTRIES[name].domain_file, ENTRIES[name].problem_file).has_cost
     for m in (own, ext):  # each plan, judged by both validators, at the same cost
         if m["status"] == "solved":
             check = m["plan_check"]
