@@ -69,12 +69,14 @@ def startup(code: str, env: dict, cwd: Path, repeats: int = 3) -> float:
 
 
 def run_design(name: str, tree: Path, cores: int, tmp: Path, env: dict) -> dict:
-    cmd = [str(BIN / "snakemake"), "--cores", str(cores), "--nolock", "--config",
-           f"results={tmp}/results", f"cache={tmp}/cache"]
+    options = ["--cores", str(cores), "--nolock", "--config", f"results={tmp}/results",
+               f"cache={tmp}/cache"]
+    cmd = [str(BIN / "snakemake"), *options]
     timings, jobs = {}, Counter()
     for stage, extra in (("suite", ["suite"]), ("rest", [])):
         start = time.perf_counter()
-        proc = subprocess.run(cmd + extra, cwd=tree, env=env, capture_output=True, text=True)
+        proc = subprocess.run([str(BIN / "snakemake"), *extra, *options], cwd=tree, env=env,
+                              capture_output=True, text=True)
         timings[stage] = time.perf_counter() - start
         if proc.returncode != 0:
             sys.exit(f"{name} design, {stage}: failed\n{proc.stderr[-3000:]}")
