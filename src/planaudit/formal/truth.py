@@ -69,6 +69,7 @@ def _own(task, limits: Limits, unit: bool, progress: Progress) -> SearchResult:
     more = astar(task, lmcut(task), "astar-lmcut", max_seconds=limits.astar_seconds,
                  progress=progress)
     more.expanded += res.expanded
+    more.seconds += res.seconds  # the method's time is both searches'
     return more
 
 
@@ -160,6 +161,29 @@ def _verdict_disagreements(methods: dict, checks: dict, figure: str) -> list[dic
     return out
 
 
+def _witness(engine: str, domain_path: str, problem_path: str, limits: Limits,
+             progress: Progress) -> tuple[ExternalResult, object | None]:
+    """The external planner's result, and the task as unified-planning read it (None
+    if it could not: then neither the planner nor its validator can speak)."""
+    try:
+        problem = read_problem(domain_path, problem_path)
+    except Exception as e:  # unified-planning raises many kinds on input it rejects
+        return ExternalResult(engine, "error", detail=f"unified-planning could not read: {e}"), None
+    progress(f"{engine}: running")
+    return solve_external(domain_path, problem_path, engine, limits.external_seconds,
+                          problem=problem), problem
+
+
+def _solvable(plans: dict, checks: dict, finished: dict) -> bool | None:
+    """Solvable when a plan is proven (`_proves_a_plan`); unsolvable when some method
+    says so and none claims a plan; otherwise undecided."""
+    if any(_proves_a_plan(checks.get(k)) for k in plans):
+        return True
+    if any(m["status"] == "solved" for m in finished.values()):
+        return None  # a plan is claimed but neither validator confirms it
+    return False if finished else None
+
+
 def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
           progress: Progress = quiet) -> dict:
     """The truth record of one task (see `planaudit solve --json`)."""
@@ -177,16 +201,7 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
     disagreements: list[dict] = []
     if limits.external:
         engine = external_engine(task)
-        try:
-            problem = read_problem(domain_path, problem_path)
-        except Exception as e:  # unified-planning raises many kinds on input it rejects
-            problem, why = None, f"unified-planning could not read: {e}"
-        if problem is None:
-            ext = ExternalResult(engine, "error", detail=why)
-        else:
-            progress(f"{engine}: running")
-            ext = solve_external(domain_path, problem_path, engine, limits.external_seconds,
-                                 problem=problem)
+        ext, problem = _witness(engine, domain_path, problem_path, limits, progress)
         progress(f"{engine}: {ext.status} in {ext.seconds:.1f} s")
         methods[engine] = _summary(ext.status, ext.length, None, ext.expanded, ext.seconds,
                                    engine, ext.detail)
@@ -205,15 +220,7 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
     disagreements += _verdict_disagreements(methods, checks, figure)
 
     finished = {k: m for k, m in methods.items() if m["status"] in FINISHED}
-    proven_plans = [k for k in plans if _proves_a_plan(checks.get(k))]
-    if proven_plans:
-        solvable = True
-    elif any(m["status"] == "solved" for m in finished.values()):
-        solvable = None  # a plan is claimed but neither validator confirms it
-    elif finished:
-        solvable = False
-    else:
-        solvable = None
+    solvable = _solvable(plans, checks, finished)
     agree = not disagreements
 
     record: dict = {
@@ -229,9 +236,10 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
         "disagreements": disagreements,
         "certificate": None,
     }
-    if solvable:
-        best = min(proven_plans, key=lambda k: (methods[k][figure] is None, methods[k][figure] or 0,
-                                                k != "own"))
+    if solvable:  # the best proven plan; ours on a tie
+        proven = [k for k in plans if _proves_a_plan(checks.get(k))]
+        best = min(proven, key=lambda k: (methods[k][figure] is None, methods[k][figure] or 0,
+                                          k != "own"))
         record["plan"] = plans[best]
         record["optimal_cost"] = methods[best]["cost"]
         if unit:
