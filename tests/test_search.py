@@ -9,7 +9,7 @@ import pytest
 from planaudit.formal import load_task
 from planaudit.formal.heuristics import hmax, lmcut
 from planaudit.formal.search import astar, breadth_first
-from tests.conftest import DATA, DOMAINS
+from tests.conftest import DATA, DOMAINS, SHOP_DOMAIN, SHOP_PROBLEM
 
 SMALL = ["blocksworld/p04", "gripper/p05", "logistics/p03", "logistics/p04"]
 
@@ -98,17 +98,8 @@ def test_astar_with_handed_down_landmarks_finds_the_breadth_first_length(name):
 def test_astar_takes_each_cost_in_the_state_where_the_action_runs(write):
     """buy costs (price): 100 at first, 1 after haggling (itself 1). From the initial
     state buy looks like 100; an estimate that believed it would prune the cheap plan."""
-    domain = write("shop.pddl", """(define (domain shop)
-      (:requirements :strips :numeric-fluents :action-costs)
-      (:predicates (got) (haggled))
-      (:functions (price) (total-cost) - number)
-      (:action haggle :parameters () :precondition (not (haggled))
-        :effect (and (haggled) (assign (price) 1) (increase (total-cost) 1)))
-      (:action buy :parameters () :precondition ()
-        :effect (and (got) (increase (total-cost) (price)))))""")
-    problem = write("shop-1.pddl", """(define (problem shop-1) (:domain shop)
-      (:init (= (price) 100) (= (total-cost) 0)) (:goal (got))
-      (:metric minimize (total-cost)))""")
+    domain = write("shop.pddl", SHOP_DOMAIN)
+    problem = write("shop-1.pddl", SHOP_PROBLEM)
     task = load_task(domain, problem)
     h = lmcut(task)
     assert h(task.init) <= 2

@@ -21,7 +21,7 @@ from planaudit.formal.truth import Limits, solve
 from planaudit.suite.audit import label_problems
 from planaudit.suite.prepare import prepare
 from planaudit.suite.records import LabelError, make_truth
-from tests.conftest import suite_entries
+from tests.conftest import SHOP_DOMAIN, SHOP_PROBLEM, suite_entries
 
 ENTRIES = {f"{e.domain}/{e.id}": e for e in suite_entries()}
 # the limits of config/config.yaml: within them both methods must finish on every task
@@ -275,17 +275,8 @@ def test_a_planner_claiming_unsolvable_against_a_validated_plan_is_named(write):
     haggles. ENHSP (up-enhsp 0.1.1) answers unsolvable; our A* finds haggle, buy at
     cost 2, a plan unified-planning accepts at the same cost. The task is solvable and
     ENHSP is named."""
-    domain = write("shop.pddl", """(define (domain shop)
-      (:requirements :strips :numeric-fluents :action-costs)
-      (:predicates (got) (haggled))
-      (:functions (price) (total-cost) - number)
-      (:action haggle :parameters () :precondition (not (haggled))
-        :effect (and (haggled) (assign (price) 1) (increase (total-cost) 1)))
-      (:action buy :parameters () :precondition ()
-        :effect (and (got) (increase (total-cost) (price)))))""")
-    problem = write("shop-1.pddl", """(define (problem shop-1) (:domain shop)
-      (:init (= (price) 100) (= (total-cost) 0)) (:goal (got))
-      (:metric minimize (total-cost)))""")
+    domain = write("shop.pddl", SHOP_DOMAIN)
+    problem = write("shop-1.pddl", SHOP_PROBLEM)
     rec = solve(str(domain), str(problem), LIMITS)
     assert rec["solvable"] is True and rec["optimal_cost"] == 2
     assert rec["plan"] == ["(haggle)", "(buy)"]
