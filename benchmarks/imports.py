@@ -1,8 +1,8 @@
 """What each step of the workflow imports, and what that costs, from its real command.
 
 Runs every kind of job's command once on a one-task suite under `python -X importtime`
-and prints, per step, the seconds spent importing (the sum of every module's own
-import time) and whether it loaded litellm, unified-planning, matplotlib or polars.
+and prints, per step, the seconds spent importing (the cumulative time of every
+top-level import) and whether it loaded litellm, unified-planning, matplotlib or polars.
 The suite, summary, collect, tables, figures and report steps must never load
 litellm; a shard loads it once.
 
@@ -55,9 +55,10 @@ def importtime(args: list[str]) -> tuple[float, set[str]]:
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        self_us, _, name = (p.strip() for p in line[len("import time:"):].split("|"))
-        total += int(self_us)
-        loaded.add(name.split(".")[0])
+        _, cumulative, name = line[len("import time:"):].split("|")
+        if not name.startswith("  "):  # a top-level import: its cumulative time holds its children
+            total += int(cumulative)
+        loaded.add(name.strip().split(".")[0])
     return total / 1e6, loaded
 
 

@@ -37,6 +37,7 @@ BASELINE = "c8b7550"  # the last commit with one job per task and per model x me
 IMPORTS = {
     "suite": "import planaudit.cli, planaudit.suite.commands, planaudit.suite.prepare, "
              "planaudit.suite.records, unified_planning, up_fast_downward",
+    "prepare": "import planaudit.cli, planaudit.suite.commands, planaudit.suite.prepare",
     "check": "import planaudit.cli",  # reference models: litellm is not needed to check them
     "shard": "import planaudit.cli, planaudit.shard, planaudit.offline.run, "
              "planaudit.online.run, litellm",
@@ -55,8 +56,8 @@ def kind(rule: str) -> str:
     if rule.startswith("check_model"):
         return "check"
     if rule in IMPORTS:
-        return rule
-    return "suite"  # prepare, truth (old), suite_<domain> (new)
+        return rule  # prepare (old design) imports no planner
+    return "suite"  # truth (old), suite_<domain> (new)
 
 
 def startup(code: str, env: dict, cwd: Path, repeats: int = 3) -> float:
