@@ -314,7 +314,7 @@ def cmd_episode(args) -> int:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:
         raise InputError(f"config {regime}.witness: {e} (or set witness: none)") from None
-    folder = _prepared(config, args.task, Path(args.results))
+    folder = _prepared(config, args.task, Path(args.results or config.get("results", "results")))
     _preflight([entry])
     run_episode = episode_runner(regime, entry)
     client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
@@ -398,7 +398,7 @@ def cmd_estimate(args) -> int:
 
     config = _config(args)
     try:
-        rows = estimate(config, Path(args.results) / "suite")
+        rows = estimate(config, Path(args.results or config.get("results", "results")) / "suite")
     except (ConfigError, FileNotFoundError) as e:
         raise InputError(str(e)) from None
     if args.json:
@@ -571,8 +571,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--model", required=True)
     e.add_argument("--method", required=True)
     e.add_argument("--task", required=True, metavar="DOMAIN/TASK")
-    e.add_argument("--results", default="results", help="where the prepared suite is (a task "
-                                                         "not prepared yet is prepared there)")
+    e.add_argument("--results", help="where the prepared suite is, default: the config's "
+                                      "results folder (a task not prepared yet is prepared there)")
     e.add_argument("--cut", type=int, default=0, metavar="N",
                    help="shorten each message to N characters, visibly (0: print all)")
     e.set_defaults(func=cmd_episode)
@@ -588,7 +588,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     es = sub.add_parser("estimate", help="expected calls, tokens and dollars of a config")
     _config_arg(es)
-    es.add_argument("--results", default="results", help="where the prepared suite is")
+    es.add_argument("--results", help="where the prepared suite is (default: the config's "
+                                       "results folder)")
     es.add_argument("--json", action="store_true")
     es.set_defaults(func=cmd_estimate)
 
