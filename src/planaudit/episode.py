@@ -49,3 +49,10 @@ def online_outcome(solvable: bool, ending: str) -> str:
         return "missed-unsolvable"
     return {"submitted-goal": "success", "submitted-early": "goal-not-reached",
             "inapplicable": "inapplicable-action", "budget": "budget-exhausted"}[ending]
+
+
+def failure_record(row: dict) -> dict | None:
+    """The row's first failure as a transcript's last entry records it (both regimes)."""
+    if row["first_failure_kind"] is None and row["first_failure_detail"] is None:
+        return None
+    return {k: row[f"first_failure_{k}"] for k in ("step", "kind", "action", "detail")}

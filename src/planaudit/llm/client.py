@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 from planaudit.llm.cache import Cache, cache_key
+from planaudit.llm.preflight import NO_KEY
 from planaudit.llm.reference import PROVIDER, register
 
 
@@ -173,7 +174,7 @@ class Client:
         var = self.cfg.api_key_env
         if var is None:
             return None
-        if var.lower() == "none":
+        if var.lower() == NO_KEY:
             return "no-key-needed"
         return os.environ.get(var)
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from planaudit import __version__
-from planaudit.episode import offline_outcome
+from planaudit.episode import failure_record, offline_outcome
 from planaudit.formal import load_task, validate
 from planaudit.formal.plan import format_step
 from planaudit.formal.syntax import parse
@@ -86,13 +86,6 @@ def failure_detail(failure, extraction) -> str | None:
     if failure.unsatisfied:
         text += "; unsatisfied: " + " ".join(failure.unsatisfied)
     return text
-
-
-def _failure_record(row: dict) -> dict | None:
-    """The first failure as the transcript's last entry records it."""
-    if row["first_failure_kind"] is None and row["first_failure_detail"] is None:
-        return None
-    return {k: row[f"first_failure_{k}"] for k in ("step", "kind", "action", "detail")}
 
 
 def _sum(calls: list[Call], attr: str):
@@ -175,5 +168,5 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                latency_s=_sum(calls, "latency_s"), cache_hits=sum(c.cache_hit for c in calls),
                config_hash=config_hash, code_version=__version__)
     transcript.append({"ending": row["outcome"], "outcome": row["outcome"],
-                       "first_failure": _failure_record(row), "error": error})
+                       "first_failure": failure_record(row), "error": error})
     return row, transcript

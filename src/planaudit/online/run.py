@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from planaudit import __version__
-from planaudit.episode import online_outcome
+from planaudit.episode import failure_record, online_outcome
 from planaudit.formal import load_task
 from planaudit.llm.client import Call, Client
 from planaudit.online.architectures import ARCHITECTURES, Agent
@@ -24,13 +24,6 @@ DEFAULT_BUDGET = 200
 
 class CallFailed(Exception):
     """A model call failed after its retries: the episode ends as `error`."""
-
-
-def _failure_record(row: dict) -> dict | None:
-    """The first failure as the transcript's last entry records it."""
-    if row["first_failure_kind"] is None:
-        return None
-    return {k: row[f"first_failure_{k}"] for k in ("step", "kind", "action", "detail")}
 
 
 async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
@@ -105,5 +98,5 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "recovered": (outcome == "success") if c.blocked_actions else None,
     }
     transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
-                       "first_failure": _failure_record(row)})
+                       "first_failure": failure_record(row)})
     return row, transcript
