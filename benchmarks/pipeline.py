@@ -39,8 +39,19 @@ IMPORTS = {
              "planaudit.suite.records, unified_planning, up_fast_downward",
     "prepare": "import planaudit.cli, planaudit.suite.commands, planaudit.suite.prepare",
     "check": "import planaudit.cli",  # reference models: litellm is not needed to check them
+    # a shard of reference models, up to its first reply's token count: the old design
+    # reaches litellm through its reference provider, the new one does not need it
     "shard": "import planaudit.cli, planaudit.shard, planaudit.offline.run, "
-             "planaudit.online.run, litellm",
+             "planaudit.online.run, tempfile\n"
+             "from planaudit.llm.client import Client, ModelConfig\n"
+             "from planaudit.llm.cache import Cache\n"
+             "Client(ModelConfig('oracle', 'reference/oracle'), Cache(tempfile.mkdtemp()))\n"
+             "try:\n"
+             "    from planaudit.llm.tokens import count_text\n"
+             "except ImportError:\n"
+             "    import litellm\n"
+             "    count_text = lambda t: litellm.token_counter(model='gpt-4o', text=t)\n"
+             "count_text('(stack a b)')",
     "collect": "import planaudit.cli, planaudit.analysis.collect",
     "tables": "import planaudit.cli, planaudit.analysis.tables",
     "figures": "import planaudit.cli, planaudit.analysis.figures",

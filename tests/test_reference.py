@@ -1,5 +1,6 @@
-"""Reference models through the real litellm path: the oracle is perfect, and each
-fault of the flawed model shows up as the outcome it should."""
+"""Reference models through `llm/`'s client: the oracle is perfect, each fault of the
+flawed model shows up as the outcome it should, a process that runs only references
+never imports litellm, and their token counts are litellm's."""
 
 from __future__ import annotations
 
@@ -106,3 +107,47 @@ def test_intermediate_and_scoring_calls(prepared, tmp_path):
     folder = prepared["gripper/p03"]
     assert ask("reference/oracle", folder, tmp_path, purpose="score") == "10"
     assert "reference model" in ask("reference/oracle", folder, tmp_path, purpose="reasoning")
+
+
+def test_a_reference_run_never_imports_litellm(prepared, tmp_path):
+    """A shard of reference models imports neither litellm nor what only it needs; the
+    same client path still caches and counts tokens."""
+    import subprocess
+    import sys
+
+    folder = prepared["gripper/p03"]
+    code = f"""
+import asyncio, sys
+from pathlib import Path
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client, ModelConfig
+import planaudit.shard, planaudit.offline.run, planaudit.online.run
+client = Client(ModelConfig("oracle", "reference/oracle"), Cache(Path({str(tmp_path)!r})))
+call = asyncio.run(client.complete([{{"role": "user", "content": "plan"}}],
+                                   metadata={{"task_dir": {str(folder)!r}}}))
+assert call.error is None and call.output_tokens > 0, call
+print(sorted(m for m in ("litellm", "openai") if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_reference_tokens_are_counted_as_litellm_counts_them():
+    import litellm
+
+    from planaudit.llm.tokens import count_messages, count_text
+
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "act", "arguments": json.dumps({"action": "(pick-up a)"})}}
+    conversations = [
+        [{"role": "system", "content": "You are a planner."},
+         {"role": "user", "content": "Blocks a and b.\n```\n(stack a b)\n```", "name": "u"}],
+        [{"role": "assistant", "content": "", "tool_calls": [call]},
+         {"role": "tool", "tool_call_id": "call_1", "content": "Applied (pick-up a)."}],
+    ]
+    for messages in conversations:
+        assert count_messages(messages) == litellm.token_counter(model="gpt-4o",
+                                                                 messages=messages)
+    text = "```\n(unstack b a)\n(put-down b)\n```"
+    assert count_text(text) == litellm.token_counter(model="gpt-4o", text=text)

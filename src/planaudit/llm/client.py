@@ -1,4 +1,9 @@
-"""One model behind one door: a cached, retried, priced litellm call.
+"""One model behind one door: a cached, retried, priced call.
+
+Real models are called through litellm; the reference models (`reference/...`) are
+answered in process by `llm/reference.py`, so a process that runs only references
+never imports litellm (seconds of start-up). Both take the same path through the
+cache, the concurrency limit, the retry loop and the `Call` record.
 
 Every call returns a `Call` record (reply, tokens, cost, latency, cache hit,
 attempts, error) that the episode sums into its row and writes into its
@@ -19,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 from planaudit.llm.cache import Cache, cache_key
 from planaudit.llm.preflight import NO_KEY
-from planaudit.llm.reference import PROVIDER, register
+from planaudit.llm.reference import PROVIDER
 
 
 @dataclass
@@ -77,10 +82,10 @@ def _retryable(exc: Exception) -> bool:
     """Transient failures (rate limits, server errors, lost connections, time-outs) are
     retried; authentication, missing credentials, unknown providers and bad requests are
     not: they would fail the same way every time, and each try may be billed."""
-    import litellm
-
     if any(m in str(exc).lower() for m in PERMANENT_MESSAGES):
         return False
+    import litellm
+
     transient = (litellm.RateLimitError, litellm.InternalServerError, litellm.APIConnectionError,
                  litellm.ServiceUnavailableError, litellm.BadGatewayError, litellm.Timeout)
     return isinstance(exc, transient)
@@ -90,10 +95,10 @@ def _fails_every_call(exc: Exception) -> bool:
     """A failure of the model, not of one request (no key, a refused key, no such model or
     provider): every later call would fail alike, so none is sent. A bad request (a prompt
     too long, say) fails only itself."""
-    import litellm
-
     if any(m in str(exc).lower() for m in PERMANENT_MESSAGES):
         return True
+    import litellm
+
     return isinstance(exc, litellm.AuthenticationError | litellm.NotFoundError)
 
 
@@ -110,9 +115,8 @@ class Client:
         self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
         self.waits: list[float] = []  # every backoff taken, for the record
         self.fatal: str | None = None  # a permanent failure: later calls fail without a request
-        if cfg.model.startswith(PROVIDER + "/"):
-            register()
-        elif cfg.input_price is not None and cfg.output_price is not None:
+        self.reference = cfg.model.startswith(PROVIDER + "/")
+        if not self.reference and cfg.input_price is not None and cfg.output_price is not None:
             self._register_prices()
 
     def _register_prices(self) -> None:
@@ -130,6 +134,8 @@ class Client:
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
             return (input_tokens * self.cfg.input_price
                     + output_tokens * self.cfg.output_price) / 1e6
+        if self.reference:  # a reference costs what its config says, or nothing
+            return 0.0
         import litellm
 
         try:
@@ -178,7 +184,7 @@ class Client:
             return "no-key-needed"
         return os.environ.get(var)
 
-    async def _call(self, request: dict) -> Call:
+    async def _litellm(self, request: dict) -> tuple[str | None, list[dict], int, int]:
         import litellm
 
         litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
@@ -193,16 +199,33 @@ class Client:
             kwargs["api_base"] = self.cfg.api_base
         if key := self._api_key():
             kwargs["api_key"] = key
+        resp = await litellm.acompletion(**kwargs)
+        choice = resp.choices[0]
+        usage = getattr(resp, "usage", None)
+        tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
+                      for tc in (getattr(choice.message, "tool_calls", None) or [])]
+        return (choice.message.content, tool_calls,
+                int(getattr(usage, "prompt_tokens", 0) or 0),
+                int(getattr(usage, "completion_tokens", 0) or 0))
+
+    async def _reference(self, request: dict) -> tuple[str | None, list[dict], int, int]:
+        from planaudit.llm.reference import reply
+
+        variant = request["model"].split("/", 1)[1]
+        return reply(variant, request["messages"], request["metadata"] or {})
+
+    async def _call(self, request: dict) -> Call:
+        send = self._reference if self.reference else self._litellm
         error = None
         for attempt in range(self.cfg.max_retries + 1):
             start = time.perf_counter()
             try:
-                resp = await litellm.acompletion(**kwargs)
+                content, tool_calls, tin, tout = await send(request)
             except Exception as exc:  # litellm maps every provider failure to its own types
                 error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-                if not _retryable(exc):
+                if self.reference or not _retryable(exc):  # a reference fails alike each try
                     error = f"not retried: {error}"
-                    if _fails_every_call(exc):
+                    if not self.reference and _fails_every_call(exc):
                         self.fatal = error
                     return Call(None, attempts=attempt + 1, error=error)
                 if attempt == self.cfg.max_retries:
@@ -211,13 +234,6 @@ class Client:
                 self.waits.append(wait)
                 await self.sleep(wait)
                 continue
-            latency = time.perf_counter() - start
-            choice = resp.choices[0]
-            usage = getattr(resp, "usage", None)
-            tin = int(getattr(usage, "prompt_tokens", 0) or 0)
-            tout = int(getattr(usage, "completion_tokens", 0) or 0)
-            tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
-                          for tc in (getattr(choice.message, "tool_calls", None) or [])]
-            return Call(choice.message.content, tool_calls, tin, tout, self._cost(tin, tout),
-                        latency, False, attempt + 1)
+            return Call(content, tool_calls, tin, tout, self._cost(tin, tout),
+                        time.perf_counter() - start, False, attempt + 1)
         return Call(None, attempts=self.cfg.max_retries + 1, error=error)

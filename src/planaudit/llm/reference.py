@@ -16,8 +16,6 @@ import json
 import random
 from pathlib import Path
 
-import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
-
 FAULTS = ("drop_action", "swap_adjacent", "wrong_argument", "unknown_object",
           "unsolvable_on_solvable", "plan_on_unsolvable")
 PROVIDER = "reference"
@@ -146,44 +144,23 @@ def online_turn(variant: str, meta: dict, messages: list[dict]) -> tuple[str, di
     return "submit", {}
 
 
-def register() -> None:
-    """Make `reference/...` model strings resolve to this module (idempotent)."""
-    import litellm
-    from litellm import CustomLLM
+def reply(variant: str, messages: list[dict], meta: dict) -> tuple[str, list[dict], int, int]:
+    """One reference call: (text, tool calls, prompt tokens, completion tokens), in the
+    shape `llm/client.py` makes of a provider's reply. Tokens are counted as gpt-4o's
+    tokenizer would count the same conversation (`llm/tokens.py`)."""
+    from planaudit.llm.tokens import count_messages, count_text
 
-    if any(p.get("provider") == PROVIDER for p in litellm.custom_provider_map):
-        return
-
-    class Reference(CustomLLM):
-        def _respond(self, kwargs: dict):
-            meta = (kwargs.get("litellm_params") or {}).get("metadata") or {}
-            message: dict = {"role": "assistant"}
-            if meta.get("purpose") == "act":
-                name, args = online_turn(kwargs["model"], meta, kwargs["messages"])
-                if meta.get("protocol") == "text":
-                    text = f"TOOL: {name} {json.dumps(args)}"
-                else:
-                    text = ""
-                    turn = len(_history(kwargs["messages"])) + 1
-                    message["tool_calls"] = [{"id": f"call_{turn}", "type": "function",
-                                              "function": {"name": name,
-                                                           "arguments": json.dumps(args)}}]
-            else:
-                text = answer(kwargs["model"], meta)
-            message["content"] = text
-            prompt = litellm.token_counter(model="gpt-4o", messages=kwargs["messages"])
-            completion = litellm.token_counter(model="gpt-4o", text=text or json.dumps(message))
-            return litellm.ModelResponse(
-                model=f"{PROVIDER}/{kwargs['model']}",
-                choices=[{"index": 0, "finish_reason": "stop", "message": message}],
-                usage=litellm.Usage(prompt_tokens=prompt, completion_tokens=completion,
-                                    total_tokens=prompt + completion))
-
-        def completion(self, *args, **kwargs):
-            return self._respond(kwargs)
-
-        async def acompletion(self, *args, **kwargs):
-            return self._respond(kwargs)
-
-    litellm.custom_provider_map = [*litellm.custom_provider_map,
-                                   {"provider": PROVIDER, "custom_handler": Reference()}]
+    tool_calls: list[dict] = []
+    if meta.get("purpose") == "act":
+        name, args = online_turn(variant, meta, messages)
+        if meta.get("protocol") == "text":
+            text = f"TOOL: {name} {json.dumps(args)}"
+        else:
+            text = ""
+            turn = len(_history(messages)) + 1
+            tool_calls = [{"id": f"call_{turn}", "type": "function",
+                           "function": {"name": name, "arguments": json.dumps(args)}}]
+    else:
+        text = answer(variant, meta)
+    completion = count_text(text) + sum(count_text(c["function"]["arguments"]) for c in tool_calls)
+    return text, tool_calls, count_messages(messages), completion
