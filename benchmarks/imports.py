@@ -4,7 +4,7 @@ Runs every kind of job's command once on a one-task suite under `python -X impor
 and prints, per step, the seconds spent importing (the cumulative time of every
 top-level import) and whether it loaded litellm, unified-planning, matplotlib or polars.
 The suite, summary, collect, tables, figures and report steps must never load
-litellm; a shard loads it once.
+litellm, nor a shard of reference models; a real model's shard loads it once.
 
     .venv/bin/python benchmarks/imports.py
 """
@@ -21,10 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("litellm", "unified_planning", "matplotlib", "polars", "scipy")
 ORACLE = {"name": "oracle", "model": "reference/oracle", "tier": "reference"}
+# a real model's shard: litellm's path to a scripted local OpenAI-compatible server
+REAL = {"name": "local", "model": "openai/local", "api_key_env": "none"}
 
 
-def steps(t: Path) -> list[tuple[str, list[str]]]:
+def steps(t: Path, api_base: str) -> list[tuple[str, list[str]]]:
     spec = json.dumps({"models": [ORACLE], "offline": {"methods": ["direct"]},
+                       "cache": str(t / "cache")})
+    real = json.dumps({"models": [{**REAL, "api_base": api_base}], "offline": {"methods": ["direct"]},
                        "cache": str(t / "cache")})
     return [
         ("suite build", ["suite", "build", "--domain", "gripper", "--task", "p01", "--task", "p09",
@@ -35,6 +39,11 @@ def steps(t: Path) -> list[tuple[str, list[str]]]:
         ("shard", ["offline", "shard", "--spec", spec, "--model", "oracle", "--method", "direct",
                    "--domain", "gripper", "--suite", str(t / "suite"),
                    "--out", str(t / "ep/{domain}.parquet"), "--transcripts", str(t / "tr/{domain}")]),
+        ("shard (real model)", ["offline", "shard", "--spec", real, "--model", "local",
+                                "--method", "direct", "--domain", "gripper",
+                                "--suite", str(t / "suite"),
+                                "--out", str(t / "ep-real/{domain}.parquet"),
+                                "--transcripts", str(t / "tr-real/{domain}")]),
         ("collect", ["collect", str(t / "ep/gripper.parquet"), "--out", str(t / "episodes.parquet")]),
         ("tables", ["tables", "--episodes", str(t / "episodes.parquet"), "--out", str(t / "report"),
                     "--bootstrap", "200"]),
@@ -63,15 +72,18 @@ def importtime(args: list[str]) -> tuple[float, set[str]]:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = [(name, *importtime(args)) for name, args in steps(Path(tmp))]
+    sys.path.insert(0, str(ROOT))
+    from tests.fake_openai import FakeOpenAI
+
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as server:
+        rows = [(name, *importtime(args)) for name, args in steps(Path(tmp), server.api_base)]
     print(f"| step | import time (s) | {' | '.join(HEAVY)} |")
     print("|---|---:|" + "---|" * len(HEAVY))
     for name, seconds, loaded in rows:
         marks = " | ".join("yes" if h in loaded else "no" for h in HEAVY)
         print(f"| {name} | {seconds:.2f} | {marks} |")
-    bad = [n for n, _, loaded in rows if n != "shard" and "litellm" in loaded]
-    print("litellm outside the shard:", ", ".join(bad) or "none")
+    bad = [n for n, _, loaded in rows if n != "shard (real model)" and "litellm" in loaded]
+    print("litellm outside a real model's shard:", ", ".join(bad) or "none")
 
 
 if __name__ == "__main__":
