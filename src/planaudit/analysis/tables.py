@@ -23,7 +23,12 @@ from pathlib import Path
 
 import polars as pl
 
-from planaudit.analysis.stats import bootstrap_ci, detectable_difference, holm, mcnemar_exact
+from planaudit.analysis.stats import (
+    bootstrap_ci,
+    detectable_difference,
+    discordant_counts,
+    paired_family,
+)
 from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
 
@@ -123,19 +128,20 @@ def pairs(first: pl.DataFrame, second: pl.DataFrame) -> pl.DataFrame:
 
 def discordant(paired: pl.DataFrame) -> tuple[int, int, int]:
     """(n, b, c): b counts tasks the first got right and the second wrong, c the reverse."""
-    a, z = paired["score_a"], paired["score_b"]
-    return paired.height, int((a & ~z).sum()), int((~a & z).sum())
+    b, c = discordant_counts(paired["score_a"].to_numpy(), paired["score_b"].to_numpy())
+    return paired.height, int(b), int(c)
 
 
 def _adjust(rows: list[dict], family: Callable[[dict], tuple], alpha: float) -> None:
-    """Holm within each family of rows, in place: p_adj and significant."""
+    """Decide each family of rows as `stats.paired_family` does (exact McNemar on b and c,
+    Holm within the family), in place: p, p_adj and significant."""
     families: dict[tuple, list[dict]] = {}
     for row in rows:
         families.setdefault(family(row), []).append(row)
     for members in families.values():
-        for row, p_adj in zip(members, holm([r["p"] for r in members]), strict=True):
-            row["p_adj"] = p_adj
-            row["significant"] = p_adj <= alpha
+        decisions = paired_family([(r["b"], r["c"]) for r in members], alpha)
+        for row, (p, p_adj, significant) in zip(members, decisions, strict=True):
+            row.update(p=p, p_adj=p_adj, significant=significant)
 
 
 COMPARISONS = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean,
@@ -160,8 +166,7 @@ def comparisons_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
                 continue
             n, b, c = discordant(pairs(other, base))
             rows.append({"regime": regime, "model": model, "reference": g["reference"][0],
-                         "method": method, "baseline": baseline, "n": n, "b": b, "c": c,
-                         "p": mcnemar_exact(b, c)})
+                         "method": method, "baseline": baseline, "n": n, "b": b, "c": c})
     _adjust(rows, lambda r: (r["regime"], r["reference"]), alpha)
     return pl.DataFrame(rows, schema=COMPARISONS)
 
@@ -199,7 +204,7 @@ def online_vs_offline_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFra
                 ).row(0, named=True)
                 rows.append({"model": g["model"][0], "reference": g["reference"][0],
                              "online": arch, "offline": strategy, "n": n, **rates,
-                             "b": b, "c": c, "p": mcnemar_exact(b, c)})
+                             "b": b, "c": c})
     _adjust(rows, lambda r: (r["reference"],), alpha)
     return pl.DataFrame(rows, schema=ONLINE_VS_OFFLINE)
 
