@@ -437,12 +437,18 @@ def cmd_tables(args) -> int:
 
 
 def cmd_power(args) -> int:
-    from planaudit.analysis.stats import detectable_difference
+    from planaudit.analysis.stats import confirm_probability, detectable_difference
 
     try:
         pw = detectable_difference(args.tasks, args.comparisons, args.alpha)
+        predicted = None if args.difference is None else confirm_probability(
+            args.tasks, args.comparisons, args.difference / 100, args.baseline, args.correlation,
+            args.alpha)
     except ValueError as e:
         raise InputError(str(e)) from None
+    if predicted is not None:
+        print(f"power at {args.difference:g} pp (baseline {args.baseline:g}, outcome correlation "
+              f"{args.correlation:g}): {predicted:.4f}")
     bound = args.alpha / args.comparisons
     if pw.discordant is None:
         print(f"no difference detectable: even all {args.tasks} tasks discordant in one direction "
@@ -451,6 +457,46 @@ def cmd_power(args) -> int:
     print(f"smallest detectable difference: {pw.min_difference_pp:.1f} pp")
     print(f"discordant pairs needed: {pw.discordant} of {pw.tasks} tasks, all in one direction "
           f"(exact McNemar p = {pw.p:.3g} <= alpha/M = {bound:.3g}, Holm's first step)")
+    return EXIT_OK
+
+
+def cmd_calibrate(args) -> int:
+    from planaudit.analysis.calibrate import Design, calibrate, render, table
+
+    if args.spec:
+        try:
+            config = json.loads(args.spec)
+        except json.JSONDecodeError as e:
+            raise InputError(f"--spec: not JSON ({e})") from None
+    elif args.config or Path("config/config.yaml").is_file():
+        config = _config(args)
+    else:
+        config = {}  # outside the project folder: the built-in defaults
+    try:
+        differences = None if args.differences is None else [
+            float(d) for d in args.differences.split(",") if d.strip()]
+    except ValueError:
+        raise InputError(f"--differences: not a comma-separated list of numbers: "
+                         f"{args.differences!r}") from None
+    try:
+        design = Design.from_config(config, tasks=args.tasks, comparisons=args.comparisons,
+                                    experiments=args.experiments, baseline=args.baseline,
+                                    correlation=args.correlation, differences=differences,
+                                    alpha=args.alpha, seed=args.seed)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"calibrate: {e}") from None
+    cal = calibrate(design)
+    result = {k: v for k, v in cal.result.items() if k not in ("rows", "curve")}
+    if args.out:
+        from planaudit.analysis.figures import draw_calibration, save
+        from planaudit.analysis.tables import write_table
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "calibration.json").write_text(json.dumps(cal.result, indent=1) + "\n")
+        write_table(table(cal.result), "table", out)
+        save(draw_calibration(cal.result), out, "power")
+    print(json.dumps(result) if args.json else render(cal.result))
     return EXIT_OK
 
 
@@ -613,7 +659,33 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--tasks", type=int, required=True, help="N paired tasks")
     pw.add_argument("--comparisons", type=int, required=True, help="M comparisons in the family")
     pw.add_argument("--alpha", type=float, default=0.05)
+    pw.add_argument("--difference", type=float, metavar="PP",
+                    help="also print the power to confirm this true difference, in points")
+    pw.add_argument("--baseline", type=float, default=0.5,
+                    help="with --difference: the baseline's success rate")
+    pw.add_argument("--correlation", type=float, default=1.0,
+                    help="with --difference: outcome correlation of two equal methods (1: the "
+                         "most favourable split, all discordant pairs one way; 0: independent)")
     pw.set_defaults(func=cmd_power)
+
+    ca = sub.add_parser("calibrate", help="controls for the statistics: simulated experiments "
+                                          "with known truth through the report's own analysis")
+    _config_arg(ca)
+    ca.add_argument("--spec", help="the config as JSON instead (the workflow passes this)")
+    ca.add_argument("--tasks", type=int, help="N paired tasks (default: calibration.tasks)")
+    ca.add_argument("--comparisons", type=int, help="M comparisons in the Holm family")
+    ca.add_argument("--experiments", type=int, help="simulated experiments per true difference")
+    ca.add_argument("--baseline", type=float, help="the baseline's success rate")
+    ca.add_argument("--correlation", type=float,
+                    help="outcome correlation of two equal methods (shared task difficulty)")
+    ca.add_argument("--differences", help="true differences in points, comma-separated "
+                                          "(0 and the smallest confirmable one are added)")
+    ca.add_argument("--alpha", type=float, help="family-wise level (default: analysis.alpha)")
+    ca.add_argument("--seed", type=int, help="seeds the simulated outcomes")
+    ca.add_argument("--out", help="also write calibration.json, table.{csv,md,tex} and "
+                                  "power.{png,svg} in this folder")
+    ca.add_argument("--json", action="store_true", help="print one JSON object")
+    ca.set_defaults(func=cmd_calibrate)
 
     fi = sub.add_parser("figures", help="the report's figures as png and svg")
     fi.add_argument("--episodes", default="results/episodes.parquet")
@@ -651,7 +723,8 @@ EXAMPLES = {
     "estimate": "planaudit estimate --config config/paper.yaml",
     "collect": "planaudit collect results/episodes/*/*/*/*.parquet --out results/episodes.parquet",
     "tables": "planaudit tables --episodes results/episodes.parquet --out results/report",
-    "power": "planaudit power --tasks 50 --comparisons 6",
+    "power": "planaudit power --tasks 40 --comparisons 20 --difference 30 --correlation 0.5",
+    "calibrate": "planaudit calibrate --tasks 40 --comparisons 20 --experiments 2000 --json",
     "figures": "planaudit figures --episodes results/episodes.parquet",
     "report": "planaudit report --episodes results/episodes.parquet",
     "suite": "planaudit suite new domains/mydomain    # or: planaudit suite show gripper/p03",

@@ -35,6 +35,18 @@ CAPTIONS = {
                       "for the models run in both regimes; without one the figure only states so.",
 }
 
+# `planaudit calibrate`'s figure (results/calibration/), drawn from its result, not from rows
+CALIBRATION_FIGURES = ("power",)
+CALIBRATION_CAPTIONS = {
+    "power": "Calibration of the statistics: the share of simulated experiments in which a "
+             "method truly better than its baseline by the given difference is confirmed "
+             "(exact McNemar, Holm over the family, in its favour), with 95% Clopper–Pearson "
+             "intervals, against the power predicted for the same outcome model (line). The "
+             "dotted line marks the smallest difference the family can confirm at all (all "
+             "discordant pairs one way); the family-wise false-positive rate of the null "
+             "experiments is given in the title.",
+}
+
 
 class NotDrawable(Exception):
     """The rows cannot support this figure; the message says why."""

@@ -419,6 +419,44 @@ def placeholder(name: str, reason: str) -> Figure:
     return fig
 
 
+# -- calibration (planaudit calibrate) ------------------------------------------------
+
+
+def draw_calibration(result: dict) -> Figure:
+    """Detection rate against true difference: `calibrate`'s empirical rates with their
+    intervals, the predicted curve, the smallest confirmable difference."""
+    with mpl.rc_context(RC):
+        d = result["design"]
+        fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+        ax = fig.subplots()
+        curve = result["curve"]
+        ax.plot([c["difference_pp"] for c in curve], [c["predicted"] for c in curve],
+                color="0", linewidth=1.2, label="predicted (confirm_probability)")
+        rows = result["rows"]
+        x = np.array([r["difference_pp"] for r in rows])
+        y = np.array([r["empirical"] for r in rows])
+        err = np.array([[r["empirical"] - r["empirical_lo"] for r in rows],
+                        [r["empirical_hi"] - r["empirical"] for r in rows]])
+        ax.errorbar(x, y, yerr=err, fmt="o", color="0", markerfacecolor="1", markersize=5,
+                    capsize=2.5, linewidth=0.8,
+                    label=f"simulated ({d['experiments']} experiments each)")
+        if result["mdd_pp"] is not None:
+            ax.axvline(result["mdd_pp"], color="0.4", linestyle=":", linewidth=1.2,
+                       label=f"smallest confirmable: {result['mdd_pp']:.1f} pp")
+        ax.set_xlabel("true difference (percentage points)")
+        ax.set_ylabel("share of experiments confirming it")
+        ax.set_ylim(-0.02, 1.02)
+        ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
+        ax.grid(True, color="0.88", linewidth=0.6)
+        lo, hi = result["fwer_ci"]
+        ax.set_title(f"{d['tasks']} paired tasks, {d['comparisons']} comparisons (Holm, "
+                     f"alpha {result['alpha']:g}), outcome correlation {d['correlation']:g}\n"
+                     f"null family-wise false-positive rate {result['fwer']:.3f} "
+                     f"[{lo:.3f}, {hi:.3f}]")
+        ax.legend(loc="lower right", frameon=False)
+        return fig
+
+
 def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
     """png and svg with no date and a fixed svg id salt, so reruns are byte-identical."""
     outdir.mkdir(parents=True, exist_ok=True)
