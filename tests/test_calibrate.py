@@ -147,7 +147,7 @@ def test_the_fast_path_decides_as_the_report_tables_do():
     main_table give the decisions and intervals calibrate computes from the arrays."""
     design = Design(tasks=12, comparisons=3, experiments=6, correlation=0.2)
     outcomes = simulate(design, 40.0, np.random.default_rng(5))
-    significant, favour = decide(outcomes, 0.05)
+    significant, favour, _ = decide(outcomes, 0.05)
     methods = ["direct", "m1", "m2", "m3"]
     for e in range(design.experiments):
         rows = [{"regime": "offline", "model": "sim", "reference": False, "method": methods[j],

@@ -132,14 +132,15 @@ def simulate(design: Design, difference_pp: float, rng: np.random.Generator) -> 
     return latent < rates[None, :, None]
 
 
-def decide(outcomes: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """(significant, in_favour): experiments x M, each method against the baseline,
-    decided per experiment as the comparisons table decides a family."""
+def decide(outcomes: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(significant, in_favour, p): experiments x M, each method against the baseline,
+    decided per experiment as the comparisons table decides a family; p unadjusted."""
     b, c = discordant_counts(outcomes[:, 1:, :], outcomes[:, :1, :])
-    significant = np.array([[s for _, _, s in paired_family(list(zip(bi, ci, strict=True)), alpha)]
-                            for bi, ci in zip(b.tolist(), c.tolist(), strict=True)],
-                           dtype=bool).reshape(b.shape)
-    return significant, b > c
+    decided = [paired_family(list(zip(bi, ci, strict=True)), alpha)
+               for bi, ci in zip(b.tolist(), c.tolist(), strict=True)]
+    significant = np.array([[s for _, _, s in fam] for fam in decided], dtype=bool)
+    p = np.array([[pi for pi, _, _ in fam] for fam in decided], dtype=float)
+    return significant.reshape(b.shape), b > c, p.reshape(b.shape)
 
 
 def smallest_confirmable(tasks: int, comparisons: int, alpha: float) -> int | None:
@@ -181,7 +182,7 @@ def calibrate(design: Design) -> Calibration:
         outcomes = simulate(design, diff, _rng(design.seed, diff))
         timing.simulate += time.perf_counter() - t
         t = time.perf_counter()
-        significant, favour = decide(outcomes, alpha)
+        significant, favour, p = decide(outcomes, alpha)
         timing.mcnemar_holm += time.perf_counter() - t
         t = time.perf_counter()
         rate = design.baseline + diff / 100
@@ -201,6 +202,8 @@ def calibrate(design: Design) -> Calibration:
         k = design.experiments
         confirmed = int((significant[:, 0] & favour[:, 0]).sum())
         empirical = confirmed / k
+        # what the prediction models exactly: Holm's first step (p <= alpha / M) alone
+        first_step = int(((p[:, 0] <= alpha / m) & favour[:, 0]).sum()) / k
         mc_se = math.sqrt(max(predicted * (1 - predicted), 1e-12) / k)
         lo, hi = clopper_pearson(confirmed, k)
         pb, pc = discordance(design.baseline, diff / 100, design.correlation)
@@ -208,6 +211,7 @@ def calibrate(design: Design) -> Calibration:
                      "experiments": k, "predicted": predicted, "empirical": empirical,
                      "empirical_lo": lo, "empirical_hi": hi, "mc_se": mc_se,
                      "z": (empirical - predicted) / mc_se,
+                     "first_step": first_step, "z_first_step": (first_step - predicted) / mc_se,
                      "coverage": float(hit.mean()), "mean_width": float((ci[:, 1] - ci[:, 0]).mean()),
                      "mdd": mdd_pp is not None and abs(diff - mdd_pp) < 1e-9})
         if diff == 0:
@@ -239,7 +243,7 @@ def calibrate(design: Design) -> Calibration:
 
 TABLE_COLUMNS = ("difference_pp", "rate", "discordant_b", "discordant_c", "experiments",
                  "predicted", "empirical", "empirical_lo", "empirical_hi", "mc_se", "z",
-                 "coverage", "mean_width", "mdd")
+                 "first_step", "z_first_step", "coverage", "mean_width", "mdd")
 
 
 def table(result: dict):
@@ -268,10 +272,13 @@ def render(result: dict) -> str:
                      f"planaudit power: {result['mdd_formula_pp']:.1f} pp)")
     lines.append(f"bootstrap coverage of the true rate: {result['coverage']:.4f} over "
                  f"{result['coverage_intervals']} intervals (nominal 0.95)")
+    lines.append("empirical: confirmed after Holm, as the report decides; first step: p <= "
+                 "alpha/M alone, which the prediction models (Holm's step-down adds the rest)")
     lines.append(f"{'difference':>10} {'predicted':>9} {'empirical':>9} {'95% CI':>15} "
-                 f"{'z':>6} {'coverage':>8}")
+                 f"{'z':>6} {'1st step':>8} {'z':>6} {'coverage':>8}")
     for r in result["rows"]:
         lines.append(f"{r['difference_pp']:>8.1f}pp {r['predicted']:>9.4f} {r['empirical']:>9.4f} "
                      f"[{r['empirical_lo']:.3f}, {r['empirical_hi']:.3f}] {r['z']:>6.2f} "
+                     f"{r['first_step']:>8.4f} {r['z_first_step']:>6.2f} "
                      f"{r['coverage']:>8.4f}" + ("  <- smallest confirmable" if r["mdd"] else ""))
     return "\n".join(lines)
