@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -216,3 +217,34 @@ def test_power_prints_the_predicted_power(capsys):
     out = capsys.readouterr().out
     assert f"power at 25 pp (baseline 0.5, outcome correlation 1): {binom.sf(9, 40, 0.25):.4f}" in out
     assert "smallest detectable difference: 25.0 pp" in out
+
+
+def test_snakemake_calibrate_target_writes_its_files_and_reruns_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "results": str(tmp_path / "results"),
+        "calibration": {"tasks": 20, "comparisons": 4, "experiments": 30, "differences": [30]}}))
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    def run(*extra):
+        return subprocess.run([str(bin_dir / "snakemake"), "calibrate", "--cores", "1", "--nolock",
+                               "--configfile", str(cfg), *extra], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    proc = run()
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "results" / "calibration"
+    result = json.loads((out / "calibration.json").read_text())
+    assert result["design"]["experiments"] == 30 and result["mdd_pp"] == 40.0
+    assert (out / "power.png").stat().st_size > 0 and (out / "table.csv").is_file()
+    again = run("-n")
+    assert "Nothing to be done" in again.stdout + again.stderr
