@@ -669,7 +669,10 @@ def build_parser() -> argparse.ArgumentParser:
     pw.set_defaults(func=cmd_power)
 
     ca = sub.add_parser("calibrate", help="controls for the statistics: simulated experiments "
-                                          "with known truth through the report's own analysis")
+                                          "with known truth through the report's own analysis",
+                        description="Every option not given comes from the config's calibration "
+                                    "section (alpha and the bootstrap from its analysis section); "
+                                    "see the README's Calibration section for the model.")
     _config_arg(ca)
     ca.add_argument("--spec", help="the config as JSON instead (the workflow passes this)")
     ca.add_argument("--tasks", type=int, help="N paired tasks (default: calibration.tasks)")
