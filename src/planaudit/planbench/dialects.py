@@ -1,0 +1,184 @@
+"""The ways PlanBench read model text, as named dialects.
+
+A results file does not say which version of PlanBench's code scored it, so each
+reading is a dialect a replay can name:
+
+- `2023`: the text is lower-cased; each action's phrase (its name with hyphens as
+  spaces, or the first word of its template when that word is not part of the
+  name) is rewritten as the action's name; then line by line, the action taken is
+  the first of the domain's actions, in the domain file's order, that is a word of
+  the line; its objects are the config's object names found in the line, in order
+  of appearance; a line whose object count differs from the action's arity is
+  skipped. Reading does not stop at `[PLAN END]` (the `[COST]` stop never fires
+  after lower-casing).
+- `2025`: as `2023`, after keeping only what follows `### plan:` (when present) and
+  what lies between `[PLAN]` and `[PLAN END]` (when both are present), and deleting
+  every `*`.
+- `2024`: the intermediate version: `2025` without the `[PLAN]` cut.
+- `translated`: the plan is read (as `2023`) from the file's `raw_translation`, the
+  response an LLM translated into a plan, instead of from the response itself.
+- `strict`: planaudit's own reading: only lines that are one action each, read as
+  a whole phrase of the config (or a PDDL step `(action obj ...)`), numbering and
+  markdown tolerated; reading stops at `[PLAN END]`; a line that names an action
+  but cannot be read makes the response unreadable (nothing is silently skipped).
+
+Test-specific rules (t4's goal, t7's state reading) are in `replay.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from planaudit.planbench.material import Config
+
+Step = tuple[str, tuple[str, ...]]
+PLAN_DIALECTS = ("2023", "2024", "2025", "translated", "strict")
+
+
+class Unreadable(Exception):
+    """A response the dialect cannot read; the message says where."""
+
+
+@lru_cache(maxsize=64)
+def _phrases(cfg: Config) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """(phrase -> name rewrites, (name, arity) in domain order, object names lower-cased)."""
+    from planaudit.formal.load import domain_at
+
+    domain = domain_at(cfg.domain_path)
+    rewrites = []
+    acts = []
+    for name, template in cfg.actions.items():
+        word = template.split(" ")[0].lower()
+        phrase = name.replace("-", " ") if word in name else word
+        rewrites.append((phrase, name))
+        acts.append((name, len(domain.actions[name].params)))
+    names = tuple(v.lower() for v in cfg.objects.values())
+    return tuple(rewrites), tuple(acts), names
+
+
+def _by_name(cfg: Config) -> dict[str, str]:
+    return {v.lower(): k for k, v in cfg.objects.items()}
+
+
+def read_2023(cfg: Config, text: str) -> list[Step]:
+    rewrites, acts, names = _phrases(cfg)
+    back = _by_name(cfg)
+    text = text.lower().strip()
+    for phrase, name in rewrites:
+        if phrase != name:
+            text = text.replace(phrase, name)
+    plan: list[Step] = []
+    for line in text.split("\n"):
+        line = line.strip()
+        words = line.split()
+        if not words:
+            continue
+        hit = next((act for act in acts if act[0] in words), None)
+        if hit is None:
+            continue
+        name, arity = hit
+        found = sorted((line.find(o), o) for o in names if o in line)
+        if len(found) != arity:
+            continue
+        plan.append((name, tuple(back[o] for _, o in found)))
+    return plan
+
+
+_PLAN_HEAD = "### plan:"
+
+
+def _cut_2024(text: str) -> str:
+    low = text.lower()
+    at = low.rfind(_PLAN_HEAD)
+    if at >= 0:
+        text = text[at + len(_PLAN_HEAD):]
+    return text.replace("*", "")
+
+
+def _cut_plan_tags(text: str) -> str:
+    start, end = text.find("[PLAN]"), text.find("[PLAN END]")
+    if start >= 0 and end > start:
+        return text[start + len("[PLAN]"):end]
+    return text
+
+
+def read_2025(cfg: Config, text: str) -> list[Step]:
+    return read_2023(cfg, _cut_plan_tags(_cut_2024(text)))
+
+
+def read_2024(cfg: Config, text: str) -> list[Step]:
+    return read_2023(cfg, _cut_2024(text))
+
+
+_NUMBERING = re.compile(r"^\s*(?:[-*•]\s*|\d+\s*[.):]\s*|step\s*\d+\s*[.:)]\s*)*", re.I)
+_PDDL = re.compile(r"^\(\s*([a-z][\w-]*)((?:\s+[\w-]+)*)\s*\)$")
+
+
+@lru_cache(maxsize=64)
+def _exact(cfg: Config) -> dict[str, Step]:
+    from itertools import product
+
+    from planaudit.formal.load import domain_at
+
+    domain = domain_at(cfg.domain_path)
+    objs = list(cfg.objects)
+    table = {}
+    if all("{}" not in v for v in cfg.objects.values()):
+        for name, schema in domain.actions.items():
+            for args in product(objs, repeat=len(schema.params)):
+                table[cfg.action_text(name, args).lower()] = (name, args)
+    return table
+
+
+def read_strict(cfg: Config, text: str) -> list[Step]:
+    """planaudit's own reading (see the module docstring)."""
+    table = _exact(cfg)
+    rewrites, acts, _ = _phrases(cfg)
+    verbs = {p.split()[0] for p, _ in rewrites} | {a for a, _ in acts}
+    end = text.find("[PLAN END]")
+    if end >= 0:
+        text = text[:end]
+    start = text.rfind("[PLAN]")
+    if start >= 0:
+        text = text[start + len("[PLAN]"):]
+    plan: list[Step] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = _NUMBERING.sub("", raw.replace("*", "").replace("`", "")).strip().rstrip(".").lower()
+        if not line:
+            continue
+        step = table.get(line)
+        if step is None:
+            m = _PDDL.match(line)
+            if m and m.group(1) in dict(acts):
+                step = (m.group(1), tuple(m.group(2).split()))
+        if step is not None:
+            plan.append(step)
+        elif line.split()[0] in verbs:
+            raise Unreadable(f"line {n}: '{raw.strip()}' names an action but is not one of its phrases")
+    return plan
+
+
+_PAREN = re.compile(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)")
+
+
+def read_translated(cfg: Config, text: str) -> list[Step]:
+    """A translation's PDDL steps `(action obj ...)`, objects named by letter, by the
+    config's compact names (`red`) or its full names (`red block`); other lines skipped."""
+    _, acts, _ = _phrases(cfg)
+    arity = dict(acts)
+    names = {k.lower(): k for k in cfg.objects}
+    for table in ("encoded_objects_compact", "encoded_objects"):
+        for k, v in (cfg.data.get(table) or {}).items():
+            names.setdefault(str(v).lower(), str(k))
+            names.setdefault(str(v).lower().replace(" ", "_"), str(k))
+    plan: list[Step] = []
+    for m in _PAREN.finditer(text.lower()):
+        name, args = m.group(1), m.group(2).split()
+        if name in arity and len(args) == arity[name] and all(a in names for a in args):
+            plan.append((name, tuple(names[a] for a in args)))
+    return plan
+
+
+READERS = {"2023": read_2023, "2024": read_2024, "2025": read_2025, "translated": read_translated,
+           "strict": read_strict}
