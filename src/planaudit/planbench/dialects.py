@@ -15,8 +15,10 @@ reading is a dialect a replay can name:
   what lies between `[PLAN]` and `[PLAN END]` (when both are present), and deleting
   every `*`.
 - `2024`: the intermediate version: `2025` without the `[PLAN]` cut.
-- `translated`: the plan is read (as `2023`) from the file's `raw_translation`, the
-  response an LLM translated into a plan, instead of from the response itself.
+- `translated`: the plan is read from the file's `raw_translation` (the response an
+  LLM translated into PDDL steps) instead of the response: a line that begins
+  with `(action obj ...)` is a step (objects by letter or colour name); any other
+  line is skipped, numbered steps (`1. (stack ...)`) included.
 - `strict`: planaudit's own reading: only lines that are one action each, read as
   a whole phrase of the config (or a PDDL step `(action obj ...)`), numbering and
   markdown tolerated; reading stops at `[PLAN END]`; a line that names an action
@@ -163,8 +165,9 @@ _PAREN = re.compile(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)")
 
 
 def read_translated(cfg: Config, text: str) -> list[Step]:
-    """A translation's PDDL steps `(action obj ...)`, objects named by letter, by the
-    config's compact names (`red`) or its full names (`red block`); other lines skipped."""
+    """A translation's PDDL steps: lines that begin with `(action obj ...)`, objects
+    named by letter, by the config's compact names (`red`) or its full names; other
+    lines (`1. (stack ...)`, `- (stack ...)` included) skipped, as PlanBench did."""
     _, acts, _ = _phrases(cfg)
     arity = dict(acts)
     names = {k.lower(): k for k in cfg.objects}
@@ -173,7 +176,10 @@ def read_translated(cfg: Config, text: str) -> list[Step]:
             names.setdefault(str(v).lower(), str(k))
             names.setdefault(str(v).lower().replace(" ", "_"), str(k))
     plan: list[Step] = []
-    for m in _PAREN.finditer(text.lower()):
+    for line in text.lower().split("\n"):
+        m = _PAREN.match(line.strip())
+        if m is None:
+            continue
         name, args = m.group(1), m.group(2).split()
         if name in arity and len(args) == arity[name] and all(a in names for a in args):
             plan.append((name, tuple(names[a] for a in args)))

@@ -108,13 +108,42 @@ def dialects_for(res: Results) -> list[str]:
 
 
 def default_dialect(res: Results) -> str:
+    """The dialect the file was most likely scored by, from the file alone: `translated`
+    when it carries `raw_translation`; for a plan test, the plan reading that
+    reproduces the most of the file's `extracted_llm_plan` (PlanBench's own reading,
+    not its verdict), ties going to the root's era (`plan-bench`: 2023, later roots:
+    2025); other tests: 2023."""
     if res.translated:
         return "translated"
-    if res.test in ("t3", "t7", "t4") or res.root.name == "plan-bench":
+    era = "2023" if res.root.name == "plan-bench" else "2025"
+    if res.test not in PLAN_TESTS:
         return "2023"
-    if "example_instance_id" in (res.instances[0] if res.instances else {}):
-        return "2023"  # the 2023 runs' field name
-    return "2025"
+    try:
+        cfg = load_config(res.root, res.config)
+    except MaterialError:
+        return era
+    order = [era] + [d for d in ("2023", "2024", "2025") if d != era]
+    hits = dict.fromkeys(order, 0)
+    for inst in res.instances[:100]:
+        if not isinstance(inst, dict) or not isinstance(inst.get("llm_raw_response"), str):
+            continue
+        recorded = _plan_lines(inst.get("extracted_llm_plan"))
+        if recorded is None:
+            continue
+        for d in order:
+            steps = READERS[d](cfg, inst["llm_raw_response"])
+            letters = [_fmt(s) for s in steps]
+            names = [_fmt((a, tuple(cfg.objects.get(o, o).split()[0] for o in args))) for a, args in steps]
+            hits[d] += recorded in (letters, names)
+    return max(order, key=lambda d: hits[d])
+
+
+def _plan_lines(value) -> list[str] | None:
+    if isinstance(value, list):
+        value = "\n".join(map(str, value))
+    if not isinstance(value, str):
+        return None
+    return [ln.strip() for ln in value.strip().split("\n") if ln.strip()]
 
 
 def recorded_verdict(inst: dict, test: str) -> bool | None:
