@@ -98,9 +98,14 @@ class World:
         return _optimal(self, frozenset(init), frozenset(goal))
 
     def optimal_plan(self, init: list[Atom], goal: list[Atom]) -> list[Step] | None:
-        from planaudit.formal.search import breadth_first
+        """Breadth-first (its first optimal plan), A* with LM-cut past 50,000 states."""
+        from planaudit.formal.heuristics import lmcut
+        from planaudit.formal.search import astar, breadth_first
 
-        result = breadth_first(self.task_for(sorted(init), sorted(goal)))
+        task = self.task_for(sorted(init), sorted(goal))
+        result = breadth_first(task, max_states=50_000)
+        if result.status == "limit":
+            result = astar(task, lmcut(task), "astar-lmcut")
         if result.plan is None:
             return None
         return [(op.action, op.args) for op in result.plan]
