@@ -276,8 +276,10 @@ def score_instance(ctx: Context, inst: dict, dialect: str) -> Outcome:
     raise ResultsError(f"{res.path}: no scorer for test {res.test}")
 
 
-def replay(path: Path | str, root: Path | str | None = None, dialect: str | None = None) -> dict:
-    """The summary `planaudit planbench replay --json` prints (see the README)."""
+def replay(path: Path | str, root: Path | str | None = None, dialect: str | None = None,
+           all_dialects: bool = True) -> dict:
+    """The summary `planaudit planbench replay --json` prints (see the README); without
+    `all_dialects`, only the chosen dialect is scored (`dialects` then holds it alone)."""
     res = load_results(path, root)
     try:
         ctx = Context(res)
@@ -288,7 +290,8 @@ def replay(path: Path | str, root: Path | str | None = None, dialect: str | None
     if chosen not in names:
         raise ResultsError(f"{res.path}: dialect '{chosen}' does not apply to {res.test} "
                            f"(applicable: {', '.join(names)})")
-    per: dict[str, list[Outcome]] = {d: [score_instance(ctx, i, d) for i in res.instances] for d in names}
+    per: dict[str, list[Outcome]] = {d: [score_instance(ctx, i, d) for i in res.instances]
+                                     for d in (names if all_dialects else [chosen])}
     outs = per[chosen]
     recs = [recorded_verdict(i, res.test) if isinstance(i, dict) else None for i in res.instances]
     scored = [(o, r) for o, r in zip(outs, recs, strict=True) if o.correct is not None]
