@@ -52,7 +52,7 @@ def main() -> int:
     n, cpu, _ = replay_rate(files, all_dialects=False)
     print(f"replay, default dialect, warm (configs and tasks cached): {n / cpu:,.0f} responses/s")
     n2, cpu2, _ = replay_rate(files, all_dialects=True)
-    print(f"replay, every applicable dialect: {n2} files' responses, {cpu2:.2f} s CPU "
+    print(f"replay, every applicable dialect: {n2} responses, {cpu2:.2f} s CPU "
           f"({n2 / cpu2:,.0f} responses/s, each scored in 3-6 dialects)")
     assert n == total
     if args.skip_generation:
