@@ -294,3 +294,28 @@ def test_cli_bad_input_exits_2(tiny_root, capsys):
     path.write_text("{not json")
     assert main(["planbench", "replay", str(path)]) == 2
     assert "x.json: not JSON" in capsys.readouterr().err
+
+
+@needs_shared
+def test_without_recorded_plans_only_the_example_plan_may_differ():
+    """Where the root records no plans (plan-bench's blocksworld), the one-shot example
+    shows formal/'s optimal plan: when PlanBench's planner chose another optimal plan,
+    the prompts differ only inside the example's [PLAN] block, by plans of equal length."""
+    import re
+
+    from planaudit.planbench.generate import cases
+
+    path = SHARED / "plan-bench/results/blocksworld/gpt-4_chat/task_2_plan_optimality.json"
+    instances = json.loads(path.read_text())["instances"][:120]
+    got = cases(path.parents[3], "blocksworld", "t2", [i["instance_id"] for i in instances])
+    block = re.compile(r"\[PLAN\]\n(.*?)\[PLAN END\]", re.S)
+    same = 0
+    for c, i in zip(got, instances, strict=True):
+        if c.prompt == i["query"]:
+            same += 1
+            continue
+        ours, theirs = block.findall(c.prompt), block.findall(i["query"])
+        assert len(ours) == len(theirs) == 1
+        assert ours[0].count("\n") == theirs[0].count("\n")
+        assert block.sub("", c.prompt) == block.sub("", i["query"])
+    assert same >= 75  # 79 of these 120 (352 of all 500)
