@@ -707,6 +707,10 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.suite.commands import add_parser as add_suite
 
     add_suite(sub, cmd_suite)
+
+    from planaudit.planbench.cli_args import add_parser as add_planbench
+
+    add_planbench(sub)
     _finish_help(p)
     return p
 
@@ -739,6 +743,8 @@ EXAMPLES = {
     "new": "planaudit suite new domains/lights",
     "build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
     "show": "planaudit suite show gripper/p03",
+    "replay": "planaudit planbench replay ../shared/planbench/plan-bench/results/blocksworld/"
+              "gpt-4_chat/task_1_plan_generation.json --json",
 }
 
 

@@ -1,0 +1,52 @@
+"""The `planaudit planbench` subcommand group: built here so that other commands of
+the group (`planbench show`) add themselves beside `replay` without touching cli.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parser(sub) -> tuple:
+    """Add `planbench` to the top-level subparsers; returns (group parser, its subparsers)
+    so that other modules can add their commands to the same group."""
+    pb = sub.add_parser("planbench", help="PlanBench material: replay recorded results files")
+    psub = pb.add_subparsers(dest="planbench_command", required=True)
+    r = psub.add_parser("replay", help="score a PlanBench results file again and compare with "
+                                       "the verdicts it records")
+    r.add_argument("results", metavar="RESULTS.json")
+    r.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
+                                   "the file sits in")
+    r.add_argument("--dialect", help="how to read responses (2023, 2024, 2025, translated, 2022, "
+                                     "published, strict); default: the one the file was scored by")
+    r.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    r.set_defaults(func=cmd_replay)
+    return pb, psub
+
+
+def cmd_replay(args) -> int:
+    from planaudit.planbench.material import MaterialError
+    from planaudit.planbench.replay import ResultsError, replay
+
+    try:
+        summary = replay(args.results, args.root, args.dialect)
+    except (ResultsError, MaterialError) as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    s = summary
+    print(f"{s['file']}: {s['task']} {s['domain']} {s['model']}, dialect {s['dialect']}")
+    print(f"  {s['scored']} scored of {s['instances']}: {s['correct']} correct "
+          f"(recorded {s['recorded_correct']}), agree on {s['agree']}")
+    if s["task"] == "t3":
+        for k in ("binary", "w_type", "w_expl"):
+            print(f"  {k}: {s['correct_' + k]} (recorded {s['recorded_' + k]})")
+    for d in s["disagreements"]:
+        print(f"  instance {d['instance_id']}: ours {d['ours']}, recorded {d['recorded']}: {d['why']}")
+    for u in s["unreadable"]:
+        print(f"  instance {u['instance_id']} unreadable: {u['why']}")
+    for name, d in s["dialects"].items():
+        print(f"  dialect {name}: {d['correct']} correct, agree {d['agree']}/{d['scored']}")
+    return 0

@@ -1,0 +1,321 @@
+"""PlanBench material: replay parity with the recorded verdicts, prompt equality with
+the recorded queries, the oracle's score, and clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+SHARED = ROOT.parent / "shared" / "planbench"
+FILES = sorted(SHARED.glob("*/results/*/*/*.json")) if SHARED.exists() else []
+needs_shared = pytest.mark.skipif(not SHARED.exists() and not os.environ.get("CI"),
+                                  reason="../shared/planbench not present")
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(SHARED))
+
+
+# -- replay ------------------------------------------------------------------------------
+
+
+@needs_shared
+def test_every_results_file_is_present():
+    assert len(FILES) == 44  # 24 llm_planning_analysis + 20 plan-bench
+    total = sum(len(json.loads(f.read_text())["instances"]) for f in FILES)
+    assert total == 13_202
+
+
+@needs_shared
+@pytest.mark.parametrize("path", FILES, ids=_name)
+def test_replay_agrees_with_recorded_verdicts(path):
+    from planaudit.planbench.replay import replay
+
+    s = replay(path)
+    assert s["scored"] > 0
+    best = max(d["agree"] for d in s["dialects"].values())
+    assert s["scored"] - best <= 0.01 * s["scored"], s["dialects"]
+    # the default dialect is the one that agrees best
+    assert s["agree"] == best
+    assert len(s["disagreements"]) == s["scored"] - s["agree"]
+    assert not s["unreadable"]
+
+
+@needs_shared
+def test_replay_reproduces_the_readme_totals():
+    from planaudit.planbench.replay import replay
+
+    pb = SHARED / "plan-bench" / "results"
+    want = {"task_1_plan_generation": (157, 49), "task_2_plan_optimality": (142, 56),
+            "task_4_plan_reuse": (305, 87), "task_5_plan_generalization": (141, 30),
+            "task_6_replanning": (235, 54), "task_7_plan_execution": (142, 49),
+            "task_8_1_goal_shuffling": (383, 78), "task_8_2_full_to_partial": (432, 90),
+            "task_8_3_partial_to_full": (291, 57)}
+    for stem, (big, small) in want.items():
+        assert replay(pb / "blocksworld" / "gpt-4_chat" / f"{stem}.json")["correct"] == big, stem
+        assert replay(pb / "blocksworld_3" / "gpt-4_chat" / f"{stem}.json")["correct"] == small, stem
+    t3 = replay(pb / "blocksworld" / "gpt-4_chat" / "task_3_plan_verification.json")
+    assert (t3["correct_binary"], t3["correct_w_type"], t3["correct_w_expl"]) == (473, 360, 283)
+    assert (t3["recorded_binary"], t3["recorded_w_type"], t3["recorded_w_expl"]) == (473, 360, 284)
+    t3 = replay(pb / "blocksworld_3" / "gpt-4_chat" / "task_3_plan_verification.json")
+    assert (t3["correct_binary"], t3["correct_w_type"], t3["correct_w_expl"]) == (97, 80, 68)
+
+
+@needs_shared
+def test_dialects_tell_the_versions_apart():
+    from planaudit.planbench.replay import replay
+
+    la = SHARED / "llm_planning_analysis" / "results"
+    s = replay(la / "blocksworld" / "gpt-4o_chat" / "task_1_plan_generation.json")
+    assert s["dialect"] == "2024" and s["agree"] == 500
+    assert s["dialects"]["2025"]["agree"] < 460 and s["dialects"]["2023"]["agree"] < 430
+    s = replay(la / "blocksworld" / "llama-3.1-405b_aws" / "task_1_plan_generation_zero_shot.json")
+    assert s["dialect"] == "translated" and s["agree"] == 500 and s["correct"] == 309
+    s = replay(SHARED / "plan-bench/results/blocksworld/gpt-4_chat/task_4_plan_reuse.json")
+    assert s["dialects"]["2023"]["agree"] == 500 and s["dialects"]["2022"]["agree"] < 500
+    s = replay(SHARED / "plan-bench/results/blocksworld/gpt-4_chat/task_7_plan_execution.json")
+    assert s["dialects"]["2023"]["agree"] == 500 and s["dialects"]["published"]["agree"] == 498
+
+
+@needs_shared
+def test_cli_replay_json(capsys):
+    from planaudit.cli import main
+
+    path = SHARED / "plan-bench/results/blocksworld_3/gpt-4_chat/task_3_plan_verification.json"
+    assert main(["planbench", "replay", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("task", "domain", "model", "dialect", "instances", "scored", "correct",
+                "recorded_correct", "agree", "disagreements", "dialects", "correct_binary",
+                "correct_w_type", "correct_w_expl"):
+        assert key in out
+    assert (out["task"], out["domain"], out["model"]) == ("t3", "blocksworld_3", "gpt-4_chat")
+
+
+@needs_shared
+def test_configs_load_or_say_why():
+    from planaudit.planbench.material import check_config
+
+    root = SHARED / "plan-bench"
+    for name in ("blocksworld", "blocksworld_3", "mystery_blocksworld", "mystery_blocksworld_3",
+                 "random_blocksworld", "random_blocksworld_3", "logistics"):
+        assert check_config(root, name) is None, name
+    for name in ("depots", "obfuscated_deceptive_logistics", "obfuscated_randomized_logistics"):
+        assert "no domain file" in check_config(root, name)
+
+
+# -- generation ---------------------------------------------------------------------------
+
+EXACT = [  # results files whose queries were made with the root's current config
+    (f"llm_planning_analysis/results/{d}/{m}/task_1_plan_generation{z}.json", d, "t1", 0 if z else 1)
+    for d in ("blocksworld", "blocksworld_3") for m in ("gpt-4o_chat", "llama-3.1-405b_aws")
+    for z in ("", "_zero_shot")
+] + [("plan-bench/results/blocksworld_3/gpt-4_chat/task_2_plan_optimality.json", "blocksworld_3", "t2", 1)]
+
+
+@needs_shared
+@pytest.mark.parametrize(("rel", "config", "test", "shots"), EXACT, ids=[e[0] for e in EXACT])
+def test_generated_prompts_equal_recorded_queries(rel, config, test, shots):
+    from planaudit.planbench.generate import cases
+
+    path = SHARED / rel
+    instances = json.loads(path.read_text())["instances"]
+    got = cases(path.parents[3], config, test, [i["instance_id"] for i in instances], shots=shots)
+    mismatched = [i["instance_id"] for c, i in zip(got, instances, strict=True) if c.prompt != i["query"]]
+    assert not mismatched
+
+
+@needs_shared
+def test_2023_queries_differ_only_by_their_older_intro():
+    """GPT-4's 2023 t1 prompts used an earlier domain_intro (one sentence fewer) and end
+    in a newline; from [STATEMENT] on they are ours."""
+    from planaudit.planbench.generate import cases
+
+    for rel, shots in (("plan-bench/results/blocksworld_3/gpt-4_chat/task_1_plan_generation.json", 1),
+                       ("llm_planning_analysis/results/blocksworld_3/gpt-4_chat/"
+                        "task_1_plan_generation_zero_shot.json", 0)):
+        path = SHARED / rel
+        instances = json.loads(path.read_text())["instances"]
+        got = cases(path.parents[3], "blocksworld_3", "t1", [i["instance_id"] for i in instances],
+                    shots=shots)
+        for c, i in zip(got, instances, strict=True):
+            q = i["query"]
+            assert c.prompt[c.prompt.find("[STATEMENT]"):] == q[q.find("[STATEMENT]"):].rstrip("\n")
+
+
+@needs_shared
+@pytest.mark.parametrize("test", ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8_1", "t8_2", "t8_3"])
+def test_oracle_scores_every_case(test):
+    from planaudit.planbench.generate import cases, oracle_answer, score
+
+    root = SHARED / "plan-bench"
+    for config, n in (("blocksworld", 15), ("blocksworld_3", 15)):
+        for shots in (1, 0):
+            for case in cases(root, config, test, 5 if test == "t5" else n, shots=shots):
+                assert case.source == "planbench" and case.test == test
+                json.dumps(case.to_json())
+                verdict = score(case, oracle_answer(case))
+                assert verdict.correct, (case.instance, verdict)
+
+
+@needs_shared
+def test_score_finds_faults():
+    from planaudit.planbench.generate import cases, score
+
+    root = SHARED / "plan-bench"
+    case = cases(root, "blocksworld", "t1", [2])[0]
+    v = score(case, "put down the red block\n[PLAN END]")
+    assert not v.correct and v.outcome == "invalid" and "precondition" in v.detail
+    assert score(case, "[PLAN END]").outcome == "goal-not-reached"
+    assert score(case, "unstack the banana").outcome == "unreadable"
+    t2 = cases(root, "blocksworld", "t2", [2])[0]
+    plan = t2.truth["optimal_plan"]
+    assert len(plan) == t2.truth["optimal_length"]
+    t7 = cases(root, "blocksworld", "t7", [2])[0]
+    assert score(t7, "the hand is empty").outcome == "wrong-state"
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+DOMAIN = """(define (domain bw) (:requirements :strips)
+ (:predicates (clear ?x) (ontable ?x) (handempty) (holding ?x) (on ?x ?y))
+ (:action pick-up :parameters (?x) :precondition (and (clear ?x) (ontable ?x) (handempty))
+  :effect (and (holding ?x) (not (clear ?x)) (not (ontable ?x)) (not (handempty))))
+ (:action put-down :parameters (?x) :precondition (holding ?x)
+  :effect (and (clear ?x) (handempty) (ontable ?x) (not (holding ?x))))
+ (:action stack :parameters (?x ?y) :precondition (and (clear ?y) (holding ?x))
+  :effect (and (handempty) (clear ?x) (on ?x ?y) (not (clear ?y)) (not (holding ?x))))
+ (:action unstack :parameters (?x ?y) :precondition (and (on ?x ?y) (clear ?x) (handempty))
+  :effect (and (holding ?x) (clear ?y) (not (on ?x ?y)) (not (clear ?x)) (not (handempty)))))"""
+PROBLEM = """(define (problem p) (:domain bw) (:objects a b)
+ (:init (handempty) (ontable a) (ontable b) (clear a) (clear b)) (:goal (and (on a b))))"""
+CONFIG = """instance_dir: bw/basic
+domain_file: bw/domain.pddl
+instances_template: instance-{}.pddl
+domain_intro: |
+   Blocks.
+actions: {pick-up: "pick up the {}", put-down: "put down the {}",
+  stack: "stack the {} on top of the {}", unstack: "unstack the {} from on top of the {}"}
+predicates: {ontable: "the {} is on the table", clear: "the {} is clear",
+  handempty: "the hand is empty", holding: "the hand is currently holding {}",
+  "on": "the {} is on top of the {}"}
+encoded_objects: {"a": "red block", "b": "blue block"}
+"""
+QUERY = ("Blocks.\n\n[STATEMENT]\nAs initial conditions I have that, the red block is clear, the blue "
+         "block is clear, the hand is empty, the red block is on the table and the blue block is on "
+         "the table.\nMy goal is to have that the red block is on top of the blue block.\n\n"
+         "My plan is as follows:\n\n[PLAN]")
+
+
+@pytest.fixture
+def tiny_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "configs").mkdir(parents=True)
+    (root / "instances" / "bw" / "basic").mkdir(parents=True)
+    (root / "instances" / "bw" / "domain.pddl").write_text(DOMAIN)
+    (root / "instances" / "bw" / "basic" / "instance-1.pddl").write_text(PROBLEM)
+    (root / "configs" / "bw.yaml").write_text(CONFIG)
+    (root / "results" / "bw" / "m").mkdir(parents=True)
+    return root
+
+
+def _results(root: Path, instances: list[dict], **extra) -> Path:
+    path = root / "results" / "bw" / "m" / "task_1_plan_generation.json"
+    path.write_text(json.dumps({"task": "t1", "engine": "m", **extra, "instances": instances}))
+    return path
+
+
+def _inst(iid=1, response="pick up the red block\nstack the red block on top of the blue block", **kw):
+    return {"instance_id": iid, "query": QUERY, "llm_raw_response": response, "llm_correct": True, **kw}
+
+
+def test_tiny_root_replays(tiny_root):
+    from planaudit.planbench.replay import replay
+
+    s = replay(_results(tiny_root, [_inst(), _inst(response=""), _inst(response="put down the red block")]))
+    assert (s["scored"], s["correct"], s["agree"]) == (2, 1, 1)
+    assert s["disagreements"][0]["why"].startswith("step 1 (put-down a)")
+
+
+def test_missing_field_names_the_file_and_field(tiny_root):
+    from planaudit.planbench.replay import ResultsError, replay
+
+    path = tiny_root / "results" / "bw" / "m" / "bad.json"
+    path.write_text(json.dumps({"engine": "m", "instances": []}))
+    with pytest.raises(ResultsError, match=r"bad\.json: missing field 'task'"):
+        replay(path)
+    s = replay(_results(tiny_root, [{"instance_id": 1, "llm_raw_response": "x", "llm_correct": False}]))
+    assert s["unreadable"][0]["why"].endswith("an instance has no field 'query'")
+    s = replay(_results(tiny_root, [{"instance_id": 1, "query": QUERY, "llm_correct": False}]))
+    assert "missing field 'llm_raw_response'" in s["unreadable"][0]["why"]
+
+
+def test_instance_without_file_is_unreadable_not_a_crash(tiny_root):
+    from planaudit.planbench.replay import replay
+
+    s = replay(_results(tiny_root, [_inst(iid=7), _inst()]))
+    assert s["scored"] == 2 and s["correct"] == 1
+    assert s["unreadable"][0]["instance_id"] == 7
+    assert "instance 7" in s["unreadable"][0]["why"] and "instance-7.pddl" in s["unreadable"][0]["why"]
+
+
+def test_config_without_a_predicate_template(tiny_root):
+    from planaudit.planbench.material import check_config
+    from planaudit.planbench.replay import replay
+
+    cfg = tiny_root / "configs" / "bw.yaml"
+    cfg.write_text(CONFIG.replace('  handempty: "the hand is empty", ', "  "))
+    assert "no template for 'handempty'" in check_config(tiny_root, "bw")
+    s = replay(_results(tiny_root, [_inst()]))
+    assert "handempty" in s["unreadable"][0]["why"] or "the hand is empty" in s["unreadable"][0]["why"]
+
+
+def test_unexpected_encodings(tiny_root):
+    from planaudit.planbench.replay import ResultsError, replay
+
+    path = tiny_root / "results" / "bw" / "m" / "latin1.json"
+    path.write_bytes(json.dumps({"task": "t1", "instances": [_inst(response="é")]}).encode()
+                     .replace(b"\\u00e9", "é".encode("latin-1")))
+    with pytest.raises(ResultsError, match=r"latin1\.json: not UTF-8"):
+        replay(path)
+    s = replay(_results(tiny_root, [_inst(response=42), _inst()]))
+    assert s["unreadable"][0]["instance_id"] == 1
+    assert "'llm_raw_response' is not text" in s["unreadable"][0]["why"]
+
+
+def test_cli_bad_input_exits_2(tiny_root, capsys):
+    from planaudit.cli import main
+
+    path = tiny_root / "results" / "bw" / "m" / "x.json"
+    path.write_text("{not json")
+    assert main(["planbench", "replay", str(path)]) == 2
+    assert "x.json: not JSON" in capsys.readouterr().err
+
+
+@needs_shared
+def test_without_recorded_plans_only_the_example_plan_may_differ():
+    """Where the root records no plans (plan-bench's blocksworld), the one-shot example
+    shows formal/'s optimal plan: when PlanBench's planner chose another optimal plan,
+    the prompts differ only inside the example's [PLAN] block, by plans of equal length."""
+    import re
+
+    from planaudit.planbench.generate import cases
+
+    path = SHARED / "plan-bench/results/blocksworld/gpt-4_chat/task_2_plan_optimality.json"
+    instances = json.loads(path.read_text())["instances"][:120]
+    got = cases(path.parents[3], "blocksworld", "t2", [i["instance_id"] for i in instances])
+    block = re.compile(r"\[PLAN\]\n(.*?)\[PLAN END\]", re.S)
+    same = 0
+    for c, i in zip(got, instances, strict=True):
+        if c.prompt == i["query"]:
+            same += 1
+            continue
+        ours, theirs = block.findall(c.prompt), block.findall(i["query"])
+        assert len(ours) == len(theirs) == 1
+        assert ours[0].count("\n") == theirs[0].count("\n")
+        assert block.sub("", c.prompt) == block.sub("", i["query"])
+    assert same >= 75  # 79 of these 120 (352 of all 500)
