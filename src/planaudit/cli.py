@@ -632,6 +632,10 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.suite.commands import add_parser as add_suite
 
     add_suite(sub, cmd_suite)
+    from planaudit.curriculum.commands import add_curriculum_parser, add_planbench_parser
+
+    add_curriculum_parser(sub, _config_arg)
+    add_planbench_parser(sub, _config_arg)
     _finish_help(p)
     return p
 
@@ -662,7 +666,10 @@ EXAMPLES = {
     "summary": "planaudit suite summary results/suite/*/*/truth.json --out summary.csv",
     "new": "planaudit suite new domains/lights",
     "build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
-    "show": "planaudit suite show gripper/p03",
+    "show": "planaudit suite show gripper/p03    # or: planaudit planbench show t6 gripper/p03",
+    "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
+                  "--out rows.parquet --transcripts transcripts/",
+    "planbench": "planaudit planbench show t6 blocksworld/p02",
 }
 
 
