@@ -474,10 +474,18 @@ def _read_episodes(path: str, needed: tuple[str, ...] = FIGURE_COLUMNS):
     return frame
 
 
+def _without_curriculum(frame):
+    """The offline and online rows: figures and the design section are drawn on them (the
+    curriculum has its own table)."""
+    import polars as pl
+
+    return frame.filter(pl.col("regime") != "curriculum")
+
+
 def cmd_figures(args) -> int:
     from planaudit.analysis.figures import draw_all
 
-    frame = _read_episodes(args.episodes)
+    frame = _without_curriculum(_read_episodes(args.episodes))
     notes: list[str] = []
     written = draw_all(frame, Path(args.out), notes)
     for note in notes:
@@ -489,7 +497,7 @@ def cmd_figures(args) -> int:
 def cmd_report(args) -> int:
     from planaudit.analysis.report import build
 
-    frame = _read_episodes(args.episodes)
+    frame = _without_curriculum(_read_episodes(args.episodes))
     try:
         config = json.loads(args.spec) if args.spec else _config(args)
     except json.JSONDecodeError as e:

@@ -29,7 +29,9 @@ What each test asks (and its truth):
 
 from __future__ import annotations
 
+import json
 import random
+from functools import cached_property
 
 from planaudit.curriculum.cases import TESTS, Case
 from planaudit.curriculum.families import FAMILIES, member
@@ -50,6 +52,7 @@ from planaudit.formal.syntax import Problem, parse_problem
 from planaudit.formal.task import conjuncts
 from planaudit.formal.validate import validate
 from planaudit.suite.brief import domain_brief
+from planaudit.suite.obfuscate import name_map, rename
 
 PLAN_FORMAT = (
     "Answer with a plan: one grounded action per line, written as (action-name argument1 "
@@ -223,7 +226,7 @@ class Builder:
         if kind == "valid":
             shown = plan
         elif kind == "goal":
-            shown = plan[:rng.randrange(0, len(plan))]
+            shown = plan[:rng.randrange(1, len(plan))] if len(plan) > 1 else []
         else:
             shown = None
             for _ in range(50):
@@ -308,14 +311,30 @@ class Builder:
         seed = rng.randrange(2**31)
         parts = []
         for s in range(1, n_ex + 1):
-            m = member(self.domain, self.world.domain, s, seed)
-            p = parse_problem(m.problem_pddl, self.world.domain)
-            parts.append((self.describe(p) + "\n\nWrite a plan.", _block(m.plan)))
-        m = member(self.domain, self.world.domain, size, seed)
-        p = parse_problem(m.problem_pddl, self.world.domain)
-        truth = self.plan_truth(p, m.plan)
+            p, plan = self._member(s, seed)
+            parts.append((self.describe(p) + "\n\nWrite a plan.", _block(plan)))
+        p, plan = self._member(size, seed)
+        truth = self.plan_truth(p, plan)
         truth["family"] = {"size": size, "unit": list(FAMILIES[self.domain].unit)}
         return intro, parts, self.describe(p) + "\n\nWrite a plan.", truth
+
+    @cached_property
+    def obfuscated(self) -> bool:
+        """Whether the suite shows this domain's objects under random names."""
+        names = json.loads((self.instances[0].folder / "names.json").read_text())
+        return any(k != v for k, v in names.items())
+
+    def _member(self, size: int, seed: int) -> tuple[Problem, list[str]]:
+        """A family member's problem and pattern plan, its objects renamed as the suite
+        renames an obfuscated domain's (so no prompt shows a name the suite hides)."""
+        m = member(self.domain, self.world.domain, size, seed)
+        p = parse_problem(m.problem_pddl, self.world.domain)
+        if not self.obfuscated:
+            return p, m.plan
+        names = name_map(p, seed, f"{self.domain}/family-{size}")
+        plan = ["(" + " ".join([w[0], *(names.get(a, a) for a in w[1:])]) + ")"
+                for w in (step.strip("()").split() for step in m.plan)]
+        return rename(p, names), plan
 
     def _event(self, inst: Instance, rng: random.Random):
         """(prefix length, event op, state after prefix and event, plan from there)."""
