@@ -442,8 +442,12 @@ def cases(suite_dir, domain: str, test: str, instances: int, seed: int = 0,
     if test not in TESTS:
         raise CurriculumError(f"no test case '{test}' (have: {', '.join(TESTS)})")
     b = builder(suite_dir, domain)
-    chosen = b.instances[:instances] if only is None else [
-        i for i in b.instances if i.id == only]
+    def digits(name: str) -> str:
+        return "".join(c for c in name if c.isdigit()).lstrip("0")
+
+    chosen = b.instances[:instances] if only is None else (
+        [i for i in b.instances if i.id == only]
+        or [i for i in b.instances if digits(only) and digits(i.id) == digits(only)])
     if only is not None and not chosen:
         raise CurriculumError(f"{domain}: no solvable prepared task '{only}' (have: "
                               f"{', '.join(i.id for i in b.instances)})")
