@@ -416,3 +416,32 @@ def test_workflow_refuses_a_curriculum_domain_outside_the_suite(tmp_path):
     dry = _snakemake(cfg, "-n")
     assert dry.returncode != 0
     assert "curriculum.domains: 'gripper' is not a domain of the suite" in dry.stderr + dry.stdout
+
+
+def test_workflow_refuses_a_planbench_entry_without_the_planbench_package(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("planaudit.planbench") is not None:
+        pytest.skip("planaudit.planbench is installed here: the entry is dispatched to it")
+    cfg = _workflow_config(tmp_path)
+    data = yaml.safe_load(cfg.read_text())
+    data["curriculum"]["domains"] = ["blocksworld", {"root": "plan-bench", "config": "blocksworld"}]
+    cfg.write_text(yaml.safe_dump(data))
+    dry = _snakemake(cfg, "-n")
+    assert dry.returncode != 0
+    assert "needs the planaudit.planbench package" in dry.stderr + dry.stdout
+
+
+def test_planbench_show_prints_the_prompt_truth_and_a_full_marks_answer(suite, monkeypatch,
+                                                                         capsys):
+    from planaudit.cli import main
+    from planaudit.curriculum import commands
+
+    monkeypatch.setattr(commands, "_suite_domain", lambda config, domain, results: suite)
+    assert main(["planbench", "show", "t7", "gripper/2"]) == 0  # p02, by its number
+    out = capsys.readouterr().out
+    assert "== t7 suite gripper/p02 (seed 0, shots 1) ==" in out
+    assert "[Your task]" in out and '"kind": "state"' in out
+    assert "== an answer that scores full marks ==" in out and "(define" not in out
+    assert main(["planbench", "show", "t9", "gripper/p02"]) == 2
+    assert "no test case 't9'" in capsys.readouterr().err
