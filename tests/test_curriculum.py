@@ -445,3 +445,17 @@ def test_planbench_show_prints_the_prompt_truth_and_a_full_marks_answer(suite, m
     assert "== an answer that scores full marks ==" in out and "(define" not in out
     assert main(["planbench", "show", "t9", "gripper/p02"]) == 2
     assert "no test case 't9'" in capsys.readouterr().err
+
+
+def test_estimate_counts_one_call_per_curriculum_case(suite):
+    from planaudit.estimate import estimate
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config.update(offline={"methods": []}, online={"methods": []},
+                  curriculum={"tests": ["t1", "t3"], "domains": ["gripper", "hospital"],
+                              "instances": 2})
+    rows = estimate(config, suite)
+    assert [(r.model, r.regime, r.method, r.calls) for r in rows] == [
+        (m, "curriculum", t, 4) for m in ("oracle", "flawed") for t in ("t1", "t3")]
+    t1, t3 = rows[0], rows[1]
+    assert t3.input_tokens > t1.input_tokens > 0 and t1.usd == 0.0  # t3 shows three examples

@@ -399,7 +399,7 @@ def cmd_estimate(args) -> int:
     config = _config(args)
     try:
         rows = estimate(config, Path(args.results or config.get("results", "results")) / "suite")
-    except (ConfigError, FileNotFoundError) as e:
+    except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError
         raise InputError(str(e)) from None
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
