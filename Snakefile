@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
 include: "workflow/rules/checks.smk"
 include: "workflow/rules/episodes.smk"
+include: "workflow/rules/curriculum.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 
@@ -21,6 +22,7 @@ rule all:
         SUMMARY,
         OFFLINE_SHARDS,
         ONLINE_SHARDS,
+        CURRICULUM_SHARDS,
         TABLE_FILES,
         REPORT_INDEX,
     default_target: True

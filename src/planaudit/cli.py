@@ -399,7 +399,7 @@ def cmd_estimate(args) -> int:
     config = _config(args)
     try:
         rows = estimate(config, Path(args.results or config.get("results", "results")) / "suite")
-    except (ConfigError, FileNotFoundError) as e:
+    except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError
         raise InputError(str(e)) from None
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
@@ -520,10 +520,18 @@ def _read_episodes(path: str, needed: tuple[str, ...] = FIGURE_COLUMNS):
     return frame
 
 
+def _without_curriculum(frame):
+    """The offline and online rows: figures and the design section are drawn on them (the
+    curriculum has its own table)."""
+    import polars as pl
+
+    return frame.filter(pl.col("regime") != "curriculum")
+
+
 def cmd_figures(args) -> int:
     from planaudit.analysis.figures import draw_all
 
-    frame = _read_episodes(args.episodes)
+    frame = _without_curriculum(_read_episodes(args.episodes))
     notes: list[str] = []
     written = draw_all(frame, Path(args.out), notes)
     for note in notes:
@@ -535,7 +543,7 @@ def cmd_figures(args) -> int:
 def cmd_report(args) -> int:
     from planaudit.analysis.report import build
 
-    frame = _read_episodes(args.episodes)
+    frame = _without_curriculum(_read_episodes(args.episodes))
     try:
         config = json.loads(args.spec) if args.spec else _config(args)
     except json.JSONDecodeError as e:
@@ -708,9 +716,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_suite(sub, cmd_suite)
 
+    from planaudit.curriculum.commands import add_curriculum_parser, add_show_parser
     from planaudit.planbench.cli_args import add_parser as add_planbench
 
-    add_planbench(sub)
+    add_curriculum_parser(sub, _config_arg)
+    _, planbench = add_planbench(sub)
+    add_show_parser(planbench, _config_arg)
     _finish_help(p)
     return p
 
@@ -742,9 +753,11 @@ EXAMPLES = {
     "summary": "planaudit suite summary results/suite/*/*/truth.json --out summary.csv",
     "new": "planaudit suite new domains/lights",
     "build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
-    "show": "planaudit suite show gripper/p03",
+    "show": "planaudit suite show gripper/p03    # or: planaudit planbench show t6 gripper/p03",
     "replay": "planaudit planbench replay ../shared/planbench/plan-bench/results/blocksworld/"
               "gpt-4_chat/task_1_plan_generation.json --json",
+    "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
+                  "--out rows.parquet --transcripts transcripts/",
 }
 
 

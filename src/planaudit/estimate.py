@@ -109,7 +109,8 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
 
     folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json"))
     briefs = [json.loads((f / "brief.json").read_text()) for f in folders]
-    if not briefs:
+    episodes = config.get("offline", {}).get("methods") or config.get("online", {}).get("methods")
+    if not briefs and episodes:
         raise FileNotFoundError(f"{suite_dir}: no briefs yet (run `snakemake suite` first)")
     out_tokens = {**DEFAULT_OUTPUT_TOKENS,
                   **(config.get("estimate", {}) or {}).get("output_tokens", {})}
@@ -148,6 +149,41 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
                 except Exception:
                     usd = float("nan")
             rows.append(Estimate(cfg.name, method, regime, len(briefs), calls, tin, tout, usd))
+        rows += _curriculum(config, cfg, suite_dir, out_tokens, counter)
+    return rows
+
+
+def _usd(cfg, tin: int, tout: int) -> float:
+    import litellm
+
+    if cfg.input_price is not None and cfg.output_price is not None:
+        return (tin * cfg.input_price + tout * cfg.output_price) / 1e6
+    if cfg.model.startswith("reference/"):
+        return 0.0
+    try:
+        p, c = litellm.cost_per_token(model=cfg.model, prompt_tokens=tin, completion_tokens=tout)
+        return p + c
+    except Exception:
+        return float("nan")
+
+
+def _curriculum(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -> list[Estimate]:
+    """The curriculum's calls: one per case, its prompt as generated, the reply assumed."""
+    section = config.get("curriculum") or {}
+    if not section.get("tests"):
+        return []
+    from planaudit.curriculum.shard import domain_cases, settings
+
+    entries = section.get("domains") or (
+        sorted(p.name for p in suite_dir.iterdir() if p.is_dir()) if suite_dir.is_dir() else [])
+    rows = []
+    for test in section["tests"]:
+        found = [c for e in entries
+                 for c in domain_cases(e, test, settings(section, test), suite_dir)[0]]
+        tin = sum(counter([{"role": "user", "content": c.prompt}]) for c in found)
+        tout = len(found) * int(out_tokens.get("final", DEFAULT_OUTPUT_TOKENS["final"]))
+        rows.append(Estimate(cfg.name, test, "curriculum", len(found), len(found), tin, tout,
+                             _usd(cfg, tin, tout)))
     return rows
 
 

@@ -25,7 +25,7 @@ from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
 from planaudit.analysis.figure_catalog import FIGURES, why_not
 
 TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "per_domain", "outcomes", "per_task",
-               "power", "witness")
+               "power", "witness", "curriculum")
 TABLE_CAPTIONS = {
     "main": "Per regime × model × method: success on solvable tasks, executability (every "
             "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
@@ -53,6 +53,13 @@ TABLE_CAPTIONS = {
                "ignores surplus action arguments; undefined_order: VAL's order-dependent handling "
                "of undefined values; equal_timestamps) or as unexplained, a bug to chase. "
                "val_no_verdict: VAL refused the domain or problem, crashed or timed out.",
+    "curriculum": "The curriculum regime, laid out as PlanBench's Table 1: per test case (t1 "
+                  "plan generation, t2 cost-optimal planning, t3 plan verification, t4 plan "
+                  "reuse, t5 generalisation, t6 replanning, t7 plan execution reasoning, t8_1/2/3 "
+                  "goal reformulation) and model, the cases answered correctly of those asked, "
+                  "their share and a 95% bootstrap interval over cases (seeded), pooled over "
+                  "domains. t3 is scored on the verdict; its rows (type) and (explanation) also "
+                  "require the kind of error, and then the unmet facts or the failing step.",
 }
 REFERENCE_SUFFIX = " (reference, not an LLM)"
 BADGE = '<span class="badge">reference model, not an LLM</span>'

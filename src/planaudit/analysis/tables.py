@@ -33,7 +33,7 @@ from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
-          "witness")
+          "witness", "curriculum")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -368,8 +368,53 @@ def write_table(frame: pl.DataFrame, name: str, out_dir: Path) -> list[Path]:
     return paths
 
 
+# -- curriculum (PlanBench's Table 1) ---------------------------------------------------
+
+CURRICULUM_ORDER = ("t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8_1", "t8_2", "t8_3")
+CURRICULUM_SCORES = {"t3": (("t3 (type)", "score_type"), ("t3 (explanation)", "score_explanation"))}
+
+
+def _cell_text(hits: list[bool], seed: int, n_resamples: int) -> str:
+    right, n = sum(hits), len(hits)
+    if not n:
+        return ""
+    ci = bootstrap_ci([float(h) for h in hits], seed, n_resamples)
+    band = f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+    return f"{right}/{n} ({100 * right / n:.1f}%){band}"
+
+
+def curriculum_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
+    """PlanBench's Table 1: a row per test case, a column per model, each cell the cases
+    answered correctly of those that reached the model, their share, and a 95% bootstrap
+    interval over cases (seeded). t3 adds rows for its stricter scores (the kind of error;
+    the kind and the explanation). Error cases are left out, as in every rate."""
+    cur = ep.filter(pl.col("regime") == "curriculum") if "regime" in ep.columns else ep
+    if cur.height == 0:
+        return pl.DataFrame(schema={"test": pl.String})
+    cur = _labelled(cur).filter(OK)
+    models = list(dict.fromkeys(cur["model"].to_list()))
+    tests = sorted(set(cur["method"].to_list()),
+                   key=lambda t: (CURRICULUM_ORDER.index(t) if t in CURRICULUM_ORDER else 99, t))
+    rows = []
+    for test in tests:
+        lines = [(test, "success"), *CURRICULUM_SCORES.get(test, ())]
+        for label, column in lines:
+            row = {"test": label}
+            for model in models:
+                part = cur.filter((pl.col("method") == test) & (pl.col("model") == model))
+                values = part[column].fill_null(False).to_list() if column in part.columns else []
+                row[model] = _cell_text([bool(v) for v in values], seed, n_resamples)
+            rows.append(row)
+    return pl.DataFrame(rows, schema={"test": pl.String, **{m: pl.String for m in models}})
+
+
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
+    """Every table; the curriculum's rows go to its own table only (the others keep the
+    offline and online regimes, whose outcomes and baselines they are built on)."""
+    curriculum = curriculum_table(ep, seed, n_resamples)
+    if "regime" in ep.columns:
+        ep = ep.filter(pl.col("regime") != "curriculum")
     comparisons = comparisons_table(ep, alpha)
     versus = online_vs_offline_table(ep, alpha)
     return {
@@ -381,6 +426,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "online_vs_offline": versus,
         "power": power_table(ep, comparisons, versus, alpha),
         "witness": witness_table(ep),
+        "curriculum": curriculum,
     }
 
 

@@ -17,7 +17,7 @@ import random
 from pathlib import Path
 
 FAULTS = ("drop_action", "swap_adjacent", "wrong_argument", "unknown_object",
-          "unsolvable_on_solvable", "plan_on_unsolvable")
+          "unsolvable_on_solvable", "plan_on_unsolvable", "drop_fact", "flip_verdict")
 PROVIDER = "reference"
 
 
@@ -72,6 +72,8 @@ def answer(variant: str, meta: dict) -> str:
         return "APPROVE"
     if purpose == "reflect":
         return "Lesson: write every action exactly as the task description lists it."
+    if purpose == "curriculum":
+        return curriculum_answer(variant, meta)
     if purpose != "final":
         return "Noted. (reference model: no reasoning of its own)"
     folder = Path(meta["task_dir"])
@@ -81,6 +83,32 @@ def answer(variant: str, meta: dict) -> str:
     if variant != "flawed":
         raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
     return _flawed_answer(folder, truth, meta)
+
+
+def curriculum_answer(variant: str, meta: dict) -> str:
+    """A curriculum test case (t1-t8): the shard puts the answer that scores full marks
+    in `answer` (and, for t3, a flipped verdict in `wrong`); the oracle says it, the flawed
+    model injects its faults by the kind of answer: a plan gets the plan faults above, a
+    state loses a fact (`drop_fact`), a verdict is flipped (`flip_verdict`)."""
+    text = meta["answer"]
+    if variant == "oracle":
+        return text
+    if variant != "flawed":
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+    faults = meta.get("faults", {})
+    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
+    kind = meta.get("answer_kind")
+    lines = [ln for ln in text.strip().strip("`").splitlines() if ln.strip()]
+    if kind == "plan":
+        objects = sorted({w for ln in lines for w in _split(ln)[1:]})
+        return flawed_plan({"solvable": True, "plan": lines}, objects, faults, rng, None)
+    if kind == "state":
+        if lines and rng.random() < float(faults.get("drop_fact", 0.0)):
+            lines.pop(rng.randrange(len(lines)))
+        return _plan_block(lines)
+    if kind == "verdict" and rng.random() < float(faults.get("flip_verdict", 0.0)):
+        return meta["wrong"]
+    return text
 
 
 def _flawed_answer(folder: Path, truth: dict, meta: dict) -> str:

@@ -10,7 +10,8 @@ import sys
 def add_parser(sub) -> tuple:
     """Add `planbench` to the top-level subparsers; returns (group parser, its subparsers)
     so that other modules can add their commands to the same group."""
-    pb = sub.add_parser("planbench", help="PlanBench material: replay recorded results files")
+    pb = sub.add_parser("planbench", help="PlanBench: replay recorded results files, "
+                                          "show a generated test case")
     psub = pb.add_subparsers(dest="planbench_command", required=True)
     r = psub.add_parser("replay", help="score a PlanBench results file again and compare with "
                                        "the verdicts it records")

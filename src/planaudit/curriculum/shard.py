@@ -1,0 +1,194 @@
+"""A curriculum job: one model × one test case over every domain of the `curriculum`
+section, in one process and one pool of calls (as the episode shards are).
+
+A domain entry is a suite domain's name (cases from `curriculum.generate` on the
+prepared tasks) or a PlanBench root `{root, config}` (cases and scoring from
+`planaudit.planbench.generate`, imported only when such an entry is run). Each case
+is one call through `llm/` (cached, priced, retried, transcribed); its reply is
+scored at once, and each domain's rows go to their own Parquet file. A reference
+model's call carries the answer that scores full marks (`purpose: curriculum`), so
+the oracle can say it and the flawed model can spoil it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import polars as pl
+
+from planaudit import __version__
+from planaudit.curriculum.cases import TESTS, Case, Verdict
+from planaudit.curriculum.world import CurriculumError
+from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client
+
+ROW_OUTCOMES = ("success", "goal-not-reached", "inapplicable-action", "malformed",
+                "wrong-answer", "error")
+
+
+class CurriculumShardFailed(RuntimeError):
+    """Every case of a job ended in `error`: the model was never reached."""
+
+
+def domain_key(entry) -> str:
+    """The name a domain entry's rows and output file go under."""
+    if isinstance(entry, str):
+        return entry
+    return f"planbench-{entry['config']}"
+
+
+def settings(section: dict, test: str) -> dict:
+    """A test case's effective settings: the section's, overridden by `params.<test>`."""
+    base = {"instances": section.get("instances", 2), "shots": section.get("shots", 1),
+            "seed": section.get("seed", 0), "max_tokens": section.get("max_tokens", 4096)}
+    return {**base, **((section.get("params") or {}).get(test) or {})}
+
+
+def planbench():
+    """The PlanBench module (another part of the project): a clear error when absent."""
+    try:
+        from planaudit.planbench import generate
+    except ImportError as e:
+        raise CurriculumError(
+            "curriculum.domains: a PlanBench entry ({root, config}) needs "
+            f"planaudit.planbench.generate, which this installation lacks ({e}); list suite "
+            "domains only") from None
+    return generate
+
+
+def domain_cases(entry, test: str, cfg: dict, suite_dir: Path) -> tuple[list[Case], object]:
+    """(the cases of one domain entry, the scorer for them)."""
+    if isinstance(entry, str):
+        from planaudit.curriculum.generate import cases
+        from planaudit.curriculum.score import score
+
+        return cases(suite_dir, entry, test, cfg["instances"], cfg["seed"], cfg["shots"]), score
+    gen = planbench()
+    found = gen.cases(entry["root"], entry["config"], test, cfg["instances"], seed=cfg["seed"],
+                      shots=cfg["shots"])
+    return found, gen.score
+
+
+def oracle_text(case: Case) -> tuple[str, str, str | None]:
+    """(answer that scores full marks, its kind, a flipped verdict for t3)."""
+    if case.source == "suite":
+        from planaudit.curriculum.score import oracle_answer, wrong_verdict
+
+        kind = case.truth["kind"]
+        return oracle_answer(case), kind, wrong_verdict(case) if kind == "verdict" else None
+    text = planbench().oracle_answer(case)
+    kind = {"t3": "verdict", "t7": "state"}.get(case.test, "plan")
+    return text, kind, None
+
+
+def row_outcome(verdict: Verdict) -> str:
+    if verdict.correct:
+        return "success"
+    if verdict.outcome in ROW_OUTCOMES:
+        return verdict.outcome
+    return "malformed" if verdict.outcome in ("unreadable", "malformed") else "wrong-answer"
+
+
+def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str | None) -> dict:
+    extra = verdict.scores if verdict else {}
+    failure = extra.get("failure") or {}
+    truth = case.truth
+    row = {
+        **base, "method": case.test, "domain": base["domain"], "task": case.instance,
+        "solvable": True, "optimal_length": truth.get("optimal_length"),
+        "outcome": "error" if verdict is None else row_outcome(verdict),
+        "executable": extra.get("executable"), "detected": False,
+        "plan_length": extra.get("plan_length"), "efficiency": None,
+        "first_failure_step": failure.get("step"), "first_failure_kind": failure.get("kind"),
+        "first_failure_action": failure.get("action"),
+        "first_failure_detail": failure.get("detail") or (verdict.detail or None if verdict
+                                                          else None),
+        "error": error, "contract_breach": None, "val_valid": None, "val_detail": None,
+        "source": case.source, "verdict": verdict.outcome if verdict else None,
+        "verdict_detail": (verdict.detail or None) if verdict else None,
+        "score_type": extra.get("type") if case.test == "t3" and verdict else None,
+        "score_explanation": extra.get("explanation") if case.test == "t3" and verdict else None,
+        "n_calls": 1, "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
+        "cost_usd": call.cost_usd, "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
+    }
+    row["success"] = row["outcome"] == "success"
+    return row
+
+
+async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, object]],
+               transcripts: dict[str, Path], cfg: dict) -> list[dict]:
+    entry = model_entry(config, model)
+    client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
+    ref = reference_meta(entry)
+    digest = shard_hash(entry, test, cfg)
+    for folder in transcripts.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    base_of = {"regime": "curriculum", "model": client.cfg.name,
+               "model_tier": entry.get("tier", "") or client.cfg.tier,
+               "reference": client.cfg.model.startswith("reference/"),
+               "config_hash": digest, "code_version": __version__}
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in enumerate(work):
+        queue.put_nowait(item)
+    rows: list[dict | None] = [None] * len(work)
+
+    async def one(key: str, case: Case, scorer) -> dict:
+        meta = {"task": f"{test}:{key}/{case.instance}", "purpose": "curriculum"}
+        if ref is not None:
+            answer, kind, wrong = oracle_text(case)
+            meta.update(ref, answer=answer, answer_kind=kind, wrong=wrong)
+        messages = [{"role": "user", "content": case.prompt}]
+        call = await client.complete(messages, temperature=0.0, max_tokens=int(cfg["max_tokens"]),
+                                     metadata=meta)
+        verdict = None if call.error else scorer(case, call.content or "")
+        row = make_row(case, verdict, call, {**base_of, "domain": key}, call.error)
+        with (transcripts[key] / f"{case.instance}.jsonl").open("w") as fh:
+            fh.write(json.dumps({"purpose": "curriculum", "messages": messages,
+                                 "call": call.to_json()}) + "\n")
+            fh.write(json.dumps({"row": row}) + "\n")
+        return row
+
+    async def worker() -> None:
+        while not queue.empty():
+            i, (key, case, scorer) = queue.get_nowait()
+            rows[i] = await one(key, case, scorer)
+
+    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
+                                                       len(work)) or 1)))
+    return rows
+
+
+def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str],
+                         suite_dir: Path, out: str, transcripts: str) -> dict[str, pl.DataFrame]:
+    """One job: `model` on test case `test` over `domains` (keys of `curriculum.domains`
+    entries); `out` and `transcripts` hold `{domain}`."""
+    if test not in TESTS:
+        raise CurriculumError(f"no test case '{test}' (have: {', '.join(TESTS)})")
+    section = config.get("curriculum") or {}
+    cfg = settings(section, test)
+    entries = {domain_key(e): e for e in section.get("domains") or domains}
+    work = []
+    for key in domains:
+        if key not in entries:
+            raise CurriculumError(f"curriculum.domains: no entry for '{key}' (have: "
+                                  f"{', '.join(entries)})")
+        found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir))
+        work += [(key, c, scorer) for c in found]
+    paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains}
+    rows = asyncio.run(_run(config, model, test, work, paths, cfg))
+    if rows and all(r["outcome"] == "error" for r in rows):
+        reasons = sorted({r["error"] or "unknown" for r in rows})
+        raise CurriculumShardFailed(f"curriculum/{model}/{test}: all {len(rows)} cases ended in error: "
+                          f"{'; '.join(reasons[:3])}")
+    frames = {}
+    for key in domains:
+        mine = [r for r, (k, _, _) in zip(rows, work, strict=True) if k == key]
+        frame = pl.DataFrame(mine, infer_schema_length=None)
+        path = Path(str(out).replace("{domain}", key))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(path)
+        frames[key] = frame
+    return frames
