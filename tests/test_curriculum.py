@@ -294,17 +294,6 @@ def test_unknown_test_and_task_are_errors(suite):
         cases(suite, "nowhere", "t1", 1)
 
 
-def test_planbench_entry_without_the_module_is_a_clear_error(monkeypatch):
-    from planaudit.curriculum import shard
-    from planaudit.curriculum.world import CurriculumError
-
-    monkeypatch.setitem(sys.modules, "planaudit.planbench", None)  # as if absent
-    with pytest.raises(CurriculumError, match=r"planaudit\.planbench\.generate"):
-        shard.domain_cases({"root": "x", "config": "blocksworld"}, "t1",
-                           shard.settings({}, "t1"), Path("."))
-    assert shard.domain_key({"root": "x", "config": "blocksworld_3"}) == "planbench-blocksworld_3"
-
-
 def test_bad_curriculum_config_is_refused_naming_the_field(tmp_path):
     from planaudit.config import ConfigError, load_config
 
@@ -416,20 +405,6 @@ def test_workflow_refuses_a_curriculum_domain_outside_the_suite(tmp_path):
     dry = _snakemake(cfg, "-n")
     assert dry.returncode != 0
     assert "curriculum.domains: 'gripper' is not a domain of the suite" in dry.stderr + dry.stdout
-
-
-def test_workflow_refuses_a_planbench_entry_without_the_planbench_package(tmp_path):
-    import importlib.util
-
-    if importlib.util.find_spec("planaudit.planbench") is not None:
-        pytest.skip("planaudit.planbench is installed here: the entry is dispatched to it")
-    cfg = _workflow_config(tmp_path)
-    data = yaml.safe_load(cfg.read_text())
-    data["curriculum"]["domains"] = ["blocksworld", {"root": "plan-bench", "config": "blocksworld"}]
-    cfg.write_text(yaml.safe_dump(data))
-    dry = _snakemake(cfg, "-n")
-    assert dry.returncode != 0
-    assert "needs the planaudit.planbench package" in dry.stderr + dry.stdout
 
 
 def test_planbench_show_prints_the_prompt_truth_and_a_full_marks_answer(suite, monkeypatch,

@@ -169,7 +169,7 @@ def test_score_finds_faults():
     root = SHARED / "plan-bench"
     case = cases(root, "blocksworld", "t1", [2])[0]
     v = score(case, "put down the red block\n[PLAN END]")
-    assert not v.correct and v.outcome == "invalid" and "precondition" in v.detail
+    assert not v.correct and v.outcome == "inapplicable-action" and "precondition" in v.detail
     assert score(case, "[PLAN END]").outcome == "goal-not-reached"
     assert score(case, "unstack the banana").outcome == "unreadable"
     t2 = cases(root, "blocksworld", "t2", [2])[0]
@@ -319,3 +319,39 @@ def test_without_recorded_plans_only_the_example_plan_may_differ():
         assert ours[0].count("\n") == theirs[0].count("\n")
         assert block.sub("", c.prompt) == block.sub("", i["query"])
     assert same >= 75  # 79 of these 120 (352 of all 500)
+
+
+@needs_shared
+def test_the_curriculum_regime_runs_a_planbench_root_through_the_client(tmp_path):
+    """A `{root, config}` entry of `curriculum.domains` goes through `llm/` like a suite
+    domain: the oracle answers every test case correctly, the flawed model does not, and
+    the rows carry the PlanBench source."""
+    import polars as pl
+    import yaml
+
+    from planaudit.analysis.collect import collect, default_schema, load_schema
+    from planaudit.curriculum.cases import TESTS
+    from planaudit.curriculum.shard import run_curriculum_shard
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    entry = {"root": str(SHARED / "plan-bench"), "config": "blocksworld"}
+    config["cache"] = str(tmp_path / "cache")
+    config["curriculum"] = {"tests": list(TESTS), "domains": [entry], "instances": 3,
+                            "shots": 1}
+    shards = []
+    for model in ("oracle", "flawed"):
+        for test in TESTS:
+            out = tmp_path / model / test / "{domain}.parquet"
+            run_curriculum_shard(config, model, test, ["planbench-blocksworld"], tmp_path,
+                                 str(out), str(tmp_path / "tr" / model / test / "{domain}"))
+            shards.append(Path(str(out).replace("{domain}", "planbench-blocksworld")))
+    rows = collect(shards, load_schema(default_schema()))
+    assert rows.height == 2 * len(TESTS) * 3
+    assert set(rows["source"]) == {"planbench"} and set(rows["regime"]) == {"curriculum"}
+    oracle = rows.filter(pl.col("model") == "oracle")
+    assert oracle["success"].all(), oracle.filter(~pl.col("success")).select(
+        "method", "task", "verdict_detail").rows()
+    flawed = rows.filter(pl.col("model") == "flawed")
+    assert 0 < flawed["success"].sum() < flawed.height
+    assert set(flawed.filter(~pl.col("success"))["outcome"]) <= {
+        "goal-not-reached", "inapplicable-action", "malformed", "wrong-answer"}

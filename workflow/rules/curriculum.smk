@@ -4,8 +4,7 @@
 # depends on (its model entry and its test case's settings), so changing one test case's
 # settings (`curriculum.params.t6`) reruns that test case's jobs only. Suite domains read
 # the prepared suite (their truth files are the inputs); PlanBench roots ({root, config})
-# are read by planaudit.planbench, which must be installed for such an entry.
-import importlib.util
+# are read by planaudit.planbench.
 import json
 
 from planaudit.curriculum.cases import TESTS as CURRICULUM_TESTS
@@ -22,11 +21,6 @@ for _e in CUR_ENTRIES:
         raise ValueError(
             f"config curriculum.domains: '{_e}' is not a domain of the suite "
             f"(have: {', '.join(SUITE_DOMAINS)}; a PlanBench root is {{root: PATH, config: NAME}})"
-        )
-    if isinstance(_e, dict) and CUR_TESTS and importlib.util.find_spec("planaudit.planbench") is None:
-        raise ValueError(
-            f"config curriculum.domains: the PlanBench entry {_e} needs the planaudit.planbench "
-            "package, which this installation lacks; list suite domains only"
         )
 CUR_SUITE_TRUTHS = [
     f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES if d in CUR_ENTRIES

@@ -392,7 +392,8 @@ def score(case: Case, text: str, dialect: str = "strict") -> Verdict:
     v = world.validate_steps(init, goal, steps)
     if not v.valid:
         f = v.failure
-        outcome = "goal-not-reached" if f.kind == "goal" else "invalid"
+        outcome = {"goal": "goal-not-reached", "precondition": "inapplicable-action"}.get(
+            f.kind, "invalid")
         return Verdict(False, outcome, f.detail + (": " + " ".join(f.unsatisfied) if f.unsatisfied else ""))
     if case.test == "t2" and len(steps) != t["optimal_length"]:
         return Verdict(False, "not_optimal", f"{len(steps)} steps, optimal is {t['optimal_length']}")
@@ -410,3 +411,14 @@ def oracle_answer(case: Case) -> str:
         return facts_text(cfg, [_atom(s) for s in t["state"]])
     steps = [_atom(s) for s in t["optimal_plan"]]
     return plan_text(cfg, steps) + "[PLAN END]"
+
+
+def wrong_verdict(case: Case) -> str:
+    """A t3 answer with the verdict flipped (what a reference model's `flip_verdict` fault
+    says): a valid plan called invalid for an unmet goal fact, an invalid one valid."""
+    cfg, _ = _world(case)
+    truth = case.truth["verification"]
+    if not truth["valid"]:
+        return verification_text(cfg, {"valid": True})
+    goal = case.truth.get("goal") or []
+    return verification_text(cfg, {"valid": False, "kind": "goal", "unsatisfied": goal[:1]})
