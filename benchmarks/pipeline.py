@@ -7,7 +7,8 @@ run no job. The old design is the code at `--baseline` (a process per task for t
 suite, per model x method x domain for the episodes), unpacked from git into a
 temporary folder and run with its own sources on PYTHONPATH; the new design is this
 working tree (a process per domain for the suite, per model x method for the
-episodes).
+episodes), on the old design's config (no curriculum), then on today's default
+config (curriculum included: one more process per model x test case).
 
 The share spent starting processes is estimated as: for each job, the time a fresh
 interpreter needs to import what that job's command imports (measured here, per
@@ -58,11 +59,14 @@ IMPORTS = {
     "report": "import planaudit.cli, planaudit.analysis.report",
     "summary": "import planaudit.cli, planaudit.suite.commands, planaudit.suite.records",
 }
+# the old design's default config had no curriculum: compare like with like, then run
+# today's default (curriculum included) on its own
+NO_CURRICULUM = ("curriculum={tests: []}",)
 RULE = re.compile(r"^(?:localrule|rule) (\w[\w.-]*):", re.M)
 
 
 def kind(rule: str) -> str:
-    if rule.startswith(("offline_", "online_")):
+    if rule.startswith(("offline_", "online_", "curriculum_")):
         return "shard"
     if rule.startswith("check_model"):
         return "check"
@@ -80,9 +84,10 @@ def startup(code: str, env: dict, cwd: Path, repeats: int = 3) -> float:
     return best
 
 
-def run_design(name: str, tree: Path, cores: int, tmp: Path, env: dict) -> dict:
+def run_design(name: str, tree: Path, cores: int, tmp: Path, env: dict,
+               extra_config: tuple[str, ...] = ()) -> dict:
     options = ["--cores", str(cores), "--nolock", "--config", f"results={tmp}/results",
-               f"cache={tmp}/cache"]
+               f"cache={tmp}/cache", *extra_config]
     cmd = [str(BIN / "snakemake"), *options]
     timings, jobs = {}, Counter()
     for stage, extra in (("suite", ["suite"]), ("rest", [])):
@@ -126,6 +131,9 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--baseline", default=BASELINE, help="git revision of the old design")
     ap.add_argument("--only", choices=("old", "new"), help="run one design only")
+    ap.add_argument("--no-curriculum-run", action="store_true",
+                    help="skip the third run (the new design on today's default config, "
+                         "curriculum included)")
     args = ap.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,14 +148,18 @@ def main() -> None:
             designs = {"old": old, **designs}
         if args.only == "old":
             designs.pop("new")
-        for name, tree in designs.items():
+        runs = [(name, tree, NO_CURRICULUM if name == "new" else ()) for name, tree in
+                designs.items()]
+        if "new" in designs and not args.no_curriculum_run:
+            runs.append(("new, curriculum included", ROOT, ()))
+        for name, tree, extra in runs:
             env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
                        PYTHONPATH=str(tree / "src"))
-            work = tmp / name
+            work = tmp / name.replace(" ", "_").replace(",", "")
             work.mkdir()
-            results[name] = run_design(name, tree, args.cores, work, env)
+            results[name] = run_design(name, tree, args.cores, work, env, extra)
             report(name, results[name], args.cores)
-    if len(results) == 2:
+    if "old" in results and "new" in results:
         old, new = results["old"], results["new"]
         print(f"new against old: wall {new['wall'] / old['wall']:.2f}x "
               f"({old['wall']:,.0f} s -> {new['wall']:,.0f} s), suite stage "
