@@ -28,7 +28,7 @@ from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
-          "witness")
+          "witness", "compliance", "compliance_tests", "settings", "determinism")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -363,8 +363,26 @@ def write_table(frame: pl.DataFrame, name: str, out_dir: Path) -> list[Path]:
     return paths
 
 
+def fold_settings(ep: pl.DataFrame) -> pl.DataFrame:
+    """The rows as the configuration tables and figures see them: an online row run under a
+    plan setting other than `none` counts as the method `architecture+setting` (so
+    `react+standard` is a configuration beside `react`), and only the first repeat
+    (`online.epochs`) counts; the compliance tables read the settings and repeats apart."""
+    if "plan_setting" not in ep.columns:
+        return ep
+    if "epoch" in ep.columns:
+        ep = ep.filter(pl.col("epoch").fill_null(0) == 0)
+    setting = pl.col("plan_setting")
+    folded = pl.when(setting.is_not_null() & (setting != "none")).then(
+        pl.col("method") + "+" + setting).otherwise(pl.col("method"))
+    return ep.with_columns(folded.alias("method"))
+
+
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
+    from planaudit.analysis.compliance import build as compliance_tables
+
+    raw, ep = ep, fold_settings(ep)
     comparisons = comparisons_table(ep, alpha)
     versus = online_vs_offline_table(ep, alpha)
     return {
@@ -376,6 +394,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "online_vs_offline": versus,
         "power": power_table(ep, comparisons, versus, alpha),
         "witness": witness_table(ep),
+        **compliance_tables(raw, alpha),
     }
 
 
