@@ -159,7 +159,7 @@ ORDERED = ["standard", "no-sense", "no-verify", "summary", "reordered", "reminde
 @pytest.mark.parametrize("method", ["react", "critic", "gated", "reflexion"])
 @pytest.mark.parametrize("setting", ORDERED)
 def test_oracle_follows_every_workflow_exactly(method, setting, folders, tmp_path):
-    row, transcript = episode("reference/oracle", method, folders[TASK], TASK, tmp_path, setting)
+    row, _ = episode("reference/oracle", method, folders[TASK], TASK, tmp_path, setting)
     assert row["outcome"] == "success" and row["plan_setting"] == setting
     assert row["pc"] == 1.0 and row["strict_compliance"] is True
     order = load_settings(SETTINGS_FILE)[setting].order

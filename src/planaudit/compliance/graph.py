@@ -15,7 +15,7 @@ from itertools import islice, pairwise
 
 from planaudit.offline.contract import parse_action
 
-MAX_LOOPS = 10_000
+MAX_LOOPS = 1_000
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,11 @@ def node(tool: str, args: dict | None) -> str:
 
 
 def trajectory_graph(calls: Sequence[tuple[str, dict]], max_loops: int = MAX_LOOPS) -> Graph:
-    import networkx as nx
+    import networkx as nx  # here: a trajectory without a repeated call needs no graph library
 
     names = [node(t, a) for t, a in calls]
+    if len(set(names)) == len(names):  # no call repeats: a path, no cycle (the common case)
+        return Graph(len(names), max(len(names) - 1, 0), 0, False)
     g = nx.DiGraph()
     g.add_nodes_from(names)
     g.add_edges_from(pairwise(names))
