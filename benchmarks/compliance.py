@@ -89,11 +89,12 @@ def synthesise(rng: random.Random) -> list[dict]:
 
 def anchor(task: str, runs: int = 5) -> float:
     """Seconds of one oracle episode in process (ReAct under `standard`), median of runs."""
+    from tests.test_reference import task_dir
+
     from planaudit.compliance.settings import load_settings
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client, ModelConfig
     from planaudit.online.run import run_episode
-    from tests.test_reference import task_dir
 
     tmp = Path(tempfile.mkdtemp())
     folder = task_dir(task, str(tmp / "suite"))
