@@ -13,7 +13,12 @@ Each is labelled, scored against `standard`'s order and turned into its graph
 of one in-process online episode of the oracle (ReAct, `standard`) on a prepared task,
 the cheapest episode there is: the compliance columns' share of an episode's cost.
 
+With `--transcripts` (default `results/transcripts`, when it exists) it also relabels
+every online transcript of a run (each keeps its trace) and reports the cost per real
+episode and in total.
+
     .venv/bin/python benchmarks/compliance.py [--n 10000] [--task blocksworld/p04]
+                                              [--transcripts results/transcripts]
 """
 
 from __future__ import annotations
@@ -109,11 +114,34 @@ def anchor(task: str, runs: int = 5) -> float:
     return statistics.median(times)
 
 
+def real(folder: Path) -> None:
+    """The compliance columns of every online episode of a run, from its transcripts."""
+    import json
+
+    files = sorted((folder / "online").rglob("*.jsonl")) if (folder / "online").is_dir() else []
+    traces = []
+    for f in files:
+        last = json.loads(f.read_text().splitlines()[-2])  # before the row: the ending record
+        if "trace" in last:
+            traces.append(last["trace"])
+    if not traces:
+        print(f"real: no online transcript with a trace under {folder}")
+        return
+    start = time.perf_counter()
+    for t in traces:
+        assess(t, ACTIONS, "standard", "USPAV")
+    wall = time.perf_counter() - start
+    print(f"real: {len(traces)} online episodes of {folder} ({sum(map(len, traces)) / len(traces):.0f} "
+          f"turns on average) relabelled in {wall:.2f} s: {wall / len(traces) * 1e3:.2f} ms an episode")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--task", default="blocksworld/p04")
+    ap.add_argument("--transcripts", default=str(ROOT / "results" / "transcripts"))
     args = ap.parse_args()
+    real(Path(args.transcripts))
     rng = random.Random(0)
     traces = [synthesise(rng) for _ in range(args.n)]
     turns = sum(len(t) for t in traces)

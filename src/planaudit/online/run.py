@@ -112,5 +112,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     }
     transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
                        "first_failure": failure_record(row),
-                       "phases": marked(env.trace, task.domain.actions)})
+                       "phases": marked(env.trace, task.domain.actions),
+                       # the turns as labelled: labels can be recomputed without a rerun
+                       "trace": env.trace})
     return row, transcript
