@@ -354,3 +354,28 @@ def test_compliance_does_not_import_litellm():
             "print('litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_oracle_on_an_unsolvable_task_reads_senses_and_declares(folders, tmp_path):
+    row, _ = episode("reference/oracle", "react", folders[UNSOLVABLE], UNSOLVABLE, tmp_path,
+                     "standard")
+    assert row["outcome"] == "detected" and row["phases"] == ["U_1", "S_1"]
+    assert row["ppc"] == 2 / 5 and not row["strict_compliance"]  # no plan to write or run
+
+
+def test_a_shard_runs_its_setting_every_epoch(folders, tmp_path):
+    from planaudit.shard import run_shard
+
+    config = {"models": [{"name": "oracle", "model": "reference/oracle"}],
+              "cache": str(tmp_path / "cache"),
+              "online": {"methods": ["react"], "plan_settings": ["standard"], "epochs": 2,
+                         "plan_settings_file": str(SETTINGS_FILE)}}
+    suite = folders[TASK].parent.parent
+    frames = run_shard(config, "online", "oracle", "react", "blocksworld", suite,
+                       tmp_path / "out" / "{domain}.parquet", tmp_path / "t" / "{domain}",
+                       setting="standard")
+    rows = frames["blocksworld"].sort("task", "epoch")
+    assert rows.select("task", "epoch").rows() == [("p04", 0), ("p04", 1), ("p09", 0), ("p09", 1)]
+    assert set(rows["plan_setting"]) == {"standard"} and rows["pc"][0] == 1.0
+    assert sorted(p.name for p in (tmp_path / "t" / "blocksworld").iterdir()) == [
+        "p04.e1.jsonl", "p04.jsonl", "p09.e1.jsonl", "p09.jsonl"]
