@@ -160,15 +160,15 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
 
 
 def render(rows: list[Estimate]) -> str:
-    head = f"{'model':<24} {'regime':<8} {'method':<15} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
+    head = f"{'model':<24} {'regime':<8} {'method':<22} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
            f"{'output tok':>11} {'USD':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<15} {r.tasks:>5} {r.calls:>8} "
+        lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<22} {r.tasks:>5} {r.calls:>8} "
                      f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}")
     total = sum(r.usd for r in rows)
     lines += ["-" * len(head),
-              f"{'total':<49} {sum(r.calls for r in rows):>14} "
+              f"{'total':<56} {sum(r.calls for r in rows):>14} "
               f"{sum(r.input_tokens for r in rows):>12,} "
               f"{sum(r.output_tokens for r in rows):>11,} {total:>10.2f}",
               "(offline: upper bound for self-refine, modulo and tot, every round assumed to run; "
