@@ -42,6 +42,10 @@ SHARDS = {
 }
 
 
+# a job's folder under its model: the strategy, or the architecture and the setting
+JOB_FOLDER = {"offline": "{method}", "online": "{method}/{setting}"}
+
+
 wildcard_constraints:
     method="[^/]+",
     setting="[^/]+",
@@ -86,8 +90,8 @@ def shard_path(kind, regime, model_name):
     """A job's per-domain folder, `{domain}` left for the command to fill in."""
 
     def path(wildcards):
-        variant = wildcards.method + (f"/{wildcards.setting}" if regime == "online" else "")
-        return f"{RESULTS}/{kind}/{regime}/{model_name}/{variant}/{{domain}}"
+        parts = [wildcards.method] + ([wildcards.setting] if regime == "online" else [])
+        return f"{RESULTS}/{kind}/{regime}/{model_name}/{'/'.join(parts)}/{{domain}}"
 
     return path
 
@@ -103,9 +107,7 @@ for _regime in REGIMES:
                 f"{RESULTS}/checks/{_model}.json",
             output:
                 [
-                    f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}"
-                    + ("/{setting}" if _regime == "online" else "")
-                    + f"/{d}.parquet"
+                    f"{RESULTS}/episodes/{_regime}/{_model}/{JOB_FOLDER[_regime]}/{d}.parquet"
                     for d in SUITE_DOMAINS
                 ],
             params:
@@ -121,9 +123,7 @@ for _regime in REGIMES:
             resources:
                 **{RESOURCES[_model]: 1},
             log:
-                f"{RESULTS}/logs/{_regime}/{_model}/{{method}}"
-                + ("/{setting}" if _regime == "online" else "")
-                + ".log",
+                f"{RESULTS}/logs/{_regime}/{_model}/{JOB_FOLDER[_regime]}.log",
             conda:
                 "../../envs/planaudit.yaml"
             shell:
