@@ -77,6 +77,14 @@ def _row(rng: random.Random, regime: str, model: str, tier: str, reference: bool
                    critic_rejections=rng.randint(0, 3) if method == "critic" else 0,
                    reflections=0, blocked_actions=blocked,
                    recovered=(success if blocked else None))
+        # plan compliance, with no workflow prescribed (no score); drawn without the rng so
+        # that every other column stays as it was
+        phases = ["U_1", f"S_{epistemic - 1}"] if epistemic > 1 else ["U_1"]
+        phases += [f"A_{ontic}"] if ontic else []
+        row.update(epoch=0, plan_setting="none", plan_order="", phases=phases, ppc=None,
+                   poc=None, ppf=None, pc=None, strict_compliance=None,
+                   nodes=min(epistemic + ontic, 1 + ontic + 1), temporal_edges=epistemic + ontic - 1,
+                   loops=int(epistemic > 2), loops_bounded=False)
     return row
 
 

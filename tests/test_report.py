@@ -92,7 +92,8 @@ def test_figures_the_rows_cannot_support_are_placeholders_with_a_note(tmp_path):
     written = figures.draw_all(offline, tmp_path, notes)
     assert len(written) == 2 * len(figures.FIGURES)  # the workflow's outputs always exist
     assert notes == ["sensing: not drawn (no online episodes in these rows)",
-                     "online_offline: not drawn (no model has both offline and online episodes)"]
+                     "online_offline: not drawn (no model has both offline and online episodes)",
+                     "phase_flow: not drawn (no online episodes with phase labels in these rows)"]
     assert "no online episodes" in texts(figures.placeholder("sensing", "no online episodes"))
     assert ink(tmp_path / "outcomes.png") > 0.02
 
@@ -213,7 +214,7 @@ def test_cli_figures_and_report(tmp_path, capsys):
     make_episodes().filter(pl.col("regime") == "offline").write_parquet(episodes)
     assert main(["figures", "--episodes", str(episodes), "--out", str(tmp_path / "figures")]) == 0
     err = capsys.readouterr().err
-    assert "sensing: not drawn" in err and "10 files" in err
+    assert "sensing: not drawn" in err and "12 files" in err
     assert main(["report", "--episodes", str(episodes), "--config",
                  str(ROOT / "config" / "config.yaml"), "--tables", str(tmp_path),
                  "--figures", str(tmp_path / "figures"), "--out", str(tmp_path / "index.html")]) == 0

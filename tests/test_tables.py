@@ -19,7 +19,9 @@ from planaudit.episode import OUTCOMES
 from tests.episodes_fixture import make_episodes
 
 ONLINE_ONLY = ("n_epistemic", "n_ontic", "sensing_ratio", "sensed_before_first_act", "steps",
-               "states_revisited", "critic_rejections", "reflections", "blocked_actions", "recovered")
+               "states_revisited", "critic_rejections", "reflections", "blocked_actions", "recovered",
+               "epoch", "plan_setting", "plan_order", "phases", "ppc", "poc", "ppf", "pc",
+               "strict_compliance", "nodes", "temporal_edges", "loops", "loops_bounded")
 LABEL = "oracle (reference, not an LLM)"
 
 

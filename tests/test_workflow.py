@@ -167,10 +167,19 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     transcript = tmp_path / "results" / "transcripts" / "offline" / "oracle" / "direct" / \
         "blocksworld" / "p01.jsonl"
     assert transcript.read_text().count('"purpose"') == 1
-    online = pl.read_parquet(str(tmp_path / "results" / "episodes" / "online" / "oracle" / "*" /
-                                 "blocksworld.parquet")).sort("method", "task")
-    assert online["outcome"].to_list() == ["success", "detected"] * 2
-    assert online["method"].to_list() == ["critic", "critic", "react", "react"]
+    # online: one job per architecture x plan setting (config/config.yaml: standard, none)
+    # (a `none` shard's score columns are all null: read the shards apart, as collect does)
+    online = pl.concat([pl.read_parquet(p) for p in (tmp_path / "results" / "episodes" / "online"
+                                                     / "oracle").glob("*/*/blocksworld.parquet")],
+                       how="diagonal_relaxed").sort("method", "plan_setting", "task")
+    assert online["outcome"].to_list() == ["success", "detected"] * 4
+    assert online["method"].to_list() == ["critic"] * 4 + ["react"] * 4
+    assert online["plan_setting"].to_list() == ["none", "none", "standard", "standard"] * 2
+    # the oracle follows the standard workflow exactly; `none` has labels but no score
+    assert online.filter(pl.col("outcome") == "success")["pc"].to_list() == [None, 1.0] * 2
+    assert [p[0] for p in online["phases"].to_list()] == ["U_1"] * 8
+    compliance = list(csv.DictReader((tmp_path / "results" / "report" / "compliance.csv").open()))
+    assert {r["plan_setting"] for r in compliance} == {"standard", "none"}
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet"]
     assert len(written) > 10 and not any(secret in p.read_text(errors="ignore") for p in written)
     # the hidden model never reaches a model: no PDDL and no original name in any transcript
@@ -178,7 +187,7 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
                        .read_text())
     hidden = {k for k, v in names.items() if k != v}
     transcripts = list((tmp_path / "results" / "transcripts").rglob("*.jsonl"))
-    assert hidden and len(transcripts) == 2 * 4
+    assert hidden and len(transcripts) == 2 * 2 + 2 * 2 * 2
     for path in transcripts:
         text = path.read_text()
         assert not re.search(r"\(define|\(:action|:precondition|\(:init|:effect", text), path
@@ -196,6 +205,18 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
         names = z.namelist()
         assert any(n.endswith("main.csv") for n in names), names
         assert any(n.endswith("outcomes.png") for n in names), names
+        assert any(n.endswith("phase_flow.png") for n in names), names
+    # a changed workflow text reruns that setting's online jobs only
+    settings = yaml.safe_load((ROOT / "config" / "plan_settings.yaml").read_text())
+    settings["standard"]["steps"][0] = "Start by reading the task with get_task."
+    (tmp_path / "settings.yaml").write_text(yaml.safe_dump(settings))
+    cfg["online"]["plan_settings_file"] = str(tmp_path / "settings.yaml")
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    dry = run("-n")
+    assert re.search(r"online_oracle\s+2\n", dry.stdout), dry.stdout
+    assert len(re.findall(r"output: \S+/oracle/\w+/standard/blocksworld\.parquet", dry.stdout)) == 2
+    assert "offline_oracle" not in dry.stdout
+    del cfg["online"]["plan_settings_file"]
     cfg["offline"]["params"]["tot"] = {"depth": 3, "samples": 2}
     cfg_path.write_text(yaml.safe_dump(cfg))
     dry = run("-n")
@@ -222,6 +243,7 @@ def test_the_published_matrix_config_is_valid():
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     for model in ("gpt-4o", "gpt-4o-mini", "gemini-2.0-flash", "gemini-2.0-flash-lite"):
-        # per model: one job per strategy (6) and per architecture (3), each over 5 domains
+        # per model: one job per strategy (6) and per architecture (3) x plan setting (7),
+        # each over 5 domains
         assert re.search(rf"\noffline_{re.escape(model)}\s+6\n", proc.stdout), model
-        assert re.search(rf"\nonline_{re.escape(model)}\s+3\n", proc.stdout), model
+        assert re.search(rf"\nonline_{re.escape(model)}\s+21\n", proc.stdout), model

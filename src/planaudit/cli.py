@@ -272,7 +272,8 @@ def cmd_shard(args) -> int:
     try:
         _preflight([model_entry(config, args.model)])
         frames = run_shard(config, args.regime, args.model, args.method, args.domain,
-                           Path(args.suite), args.out, args.transcripts)
+                           Path(args.suite), args.out, args.transcripts,
+                           setting=getattr(args, "setting", None))
     except (ConfigError, FileNotFoundError, ValueError) as e:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:
@@ -296,6 +297,7 @@ def cmd_episode(args) -> int:
         method_params,
         model_config,
         model_entry,
+        plan_settings,
         reference_meta,
         shard_hash,
     )
@@ -308,7 +310,8 @@ def cmd_episode(args) -> int:
     try:
         entry = model_entry(config, args.model)
         regime = args.regime or _regime_of(config, args.method)
-        params = method_params(config, regime, args.method)
+        setting = args.setting or (plan_settings(config)[0] if regime == "online" else None)
+        params = method_params(config, regime, args.method, setting)
         require_witness(params)
     except ConfigError as e:
         raise InputError(str(e)) from None
@@ -405,6 +408,27 @@ def cmd_estimate(args) -> int:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
     else:
         print(render(rows))
+    return EXIT_OK
+
+
+# -- compliance ---------------------------------------------------------------------
+
+
+def cmd_compliance_score(args) -> int:
+    from planaudit.compliance.external import (
+        SequenceError,
+        parse_expected,
+        read_sequences,
+        render,
+        score_sequences,
+    )
+
+    try:
+        expected = parse_expected(args.expected)
+        result = score_sequences(read_sequences(Path(args.file)), expected)
+    except SequenceError as e:
+        raise InputError(str(e)) from None
+    print(json.dumps(result, indent=2) if args.json else render(result))
     return EXIT_OK
 
 
@@ -616,6 +640,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="each domain's Parquet file; {domain} stands for the domain's name")
         sh.add_argument("--transcripts", required=True,
                         help="folder for <task>.jsonl; {domain} stands for the domain's name")
+        if regime == "online":
+            sh.add_argument("--setting", help="the plan setting (config/plan_settings.yaml); "
+                                              "default none")
         sh.set_defaults(func=cmd_shard, regime=regime)
 
     e = sub.add_parser("episode", help="run one episode (offline or online) and print it")
@@ -629,7 +656,18 @@ def build_parser() -> argparse.ArgumentParser:
                                       "results folder (a task not prepared yet is prepared there)")
     e.add_argument("--cut", type=int, default=0, metavar="N",
                    help="shorten each message to N characters, visibly (0: print all)")
+    e.add_argument("--setting", help="online: the plan setting (default: the config's first "
+                                      "online.plan_settings, or none)")
     e.set_defaults(func=cmd_episode)
+
+    cp = sub.add_parser("compliance", help="plan compliance of phase sequences")
+    cpsub = cp.add_subparsers(dest="compliance_command", required=True)
+    cs = cpsub.add_parser("score", help="PPC, POC, PPF and PC of sequences in the paper's layout "
+                                        "([{instance_id, resolution_status, languatory}])")
+    cs.add_argument("file")
+    cs.add_argument("--expected", required=True, help="the expected phases in order: N,R,P,V")
+    cs.add_argument("--json", action="store_true")
+    cs.set_defaults(func=cmd_compliance_score)
 
     ck = sub.add_parser("check", help="before spending: every model's provider, credentials "
                                       "and server, in seconds (sends no prompt)")

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import planaudit.llm  # noqa: F401  (local price map)
-from planaudit.experiment import method_params, model_config
+from planaudit.compliance.settings import PlanSetting
+from planaudit.experiment import epochs, method_params, model_config, plan_settings
 from planaudit.offline.strategies import STRATEGIES, Context
 
 DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
@@ -80,7 +81,10 @@ async def _count_online(method: str, params: dict, folder: Path, out_tokens: dic
     env = Environment(task, brief, None, int(params.get("budget", DEFAULT_BUDGET)),
                       gated=method == "gated")
     calls = tin = tout = 0
+    setting = PlanSetting.from_json(params.get("plan_setting"))
     meta = {"task_dir": str(folder)}
+    if setting.steps:  # the oracle follows the setting's workflow, as in a real run
+        meta |= {"plan_setting": setting.name, "plan_order": setting.order}
 
     async def ask(messages, purpose="act", tools=None) -> Call:
         nonlocal calls, tin, tout
@@ -100,7 +104,7 @@ async def _count_online(method: str, params: dict, folder: Path, out_tokens: dic
             return Call(filler + "\n" + plan)
         return Call("APPROVE " + filler)
 
-    await ARCHITECTURES[method](Agent(env, ask, params, "native"))
+    await ARCHITECTURES[method](Agent(env, ask, params, "native", setting=setting))
     return calls, tin, tout
 
 
@@ -125,10 +129,12 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
             except Exception:  # an unknown tokenizer: litellm's default one
                 return litellm.token_counter(messages=messages)
 
-        work = [("offline", m) for m in config.get("offline", {}).get("methods", [])]
-        work += [("online", m) for m in config.get("online", {}).get("methods", [])]
-        for regime, method in work:
-            params = method_params(config, regime, method)
+        work = [("offline", m, None) for m in config.get("offline", {}).get("methods", [])]
+        work += [("online", m, s) for m in config.get("online", {}).get("methods", [])
+                 for s in plan_settings(config)]
+        repeats = epochs(config)
+        for regime, method, setting in work:
+            params = method_params(config, regime, method, setting)
             calls = tin = tout = 0
             for folder, brief in zip(folders, briefs, strict=True):
                 if regime == "offline":
@@ -136,6 +142,7 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
                 else:
                     c, i, o = asyncio.run(_count_online(method, params, folder, out_tokens,
                                                         counter))
+                    c, i, o = c * repeats, i * repeats, o * repeats  # every repeat pays again
                 calls, tin, tout = calls + c, tin + i, tout + o
             if cfg.input_price is not None and cfg.output_price is not None:
                 usd = (tin * cfg.input_price + tout * cfg.output_price) / 1e6
@@ -148,7 +155,8 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
                     usd = p + c
                 except Exception:
                     usd = float("nan")
-            rows.append(Estimate(cfg.name, method, regime, len(briefs), calls, tin, tout, usd))
+            label = method + (f"+{setting}" if setting and setting != "none" else "")
+            rows.append(Estimate(cfg.name, label, regime, len(briefs), calls, tin, tout, usd))
         rows += _curriculum(config, cfg, suite_dir, out_tokens, counter)
     return rows
 
@@ -188,15 +196,15 @@ def _curriculum(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -
 
 
 def render(rows: list[Estimate]) -> str:
-    head = f"{'model':<24} {'regime':<8} {'method':<15} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
+    head = f"{'model':<24} {'regime':<8} {'method':<22} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
            f"{'output tok':>11} {'USD':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<15} {r.tasks:>5} {r.calls:>8} "
+        lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<22} {r.tasks:>5} {r.calls:>8} "
                      f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}")
     total = sum(r.usd for r in rows)
     lines += ["-" * len(head),
-              f"{'total':<49} {sum(r.calls for r in rows):>14} "
+              f"{'total':<56} {sum(r.calls for r in rows):>14} "
               f"{sum(r.input_tokens for r in rows):>12,} "
               f"{sum(r.output_tokens for r in rows):>11,} {total:>10.2f}",
               "(offline: upper bound for self-refine, modulo and tot, every round assumed to run; "

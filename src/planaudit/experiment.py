@@ -13,8 +13,8 @@ import json
 from planaudit.config import ConfigError, load_config
 from planaudit.llm.client import ModelConfig
 
-__all__ = ["ConfigError", "load_config", "method_params", "model_config", "model_entry",
-           "reference_meta", "shard_hash"]
+__all__ = ["ConfigError", "epochs", "load_config", "method_params", "model_config",
+           "model_entry", "plan_settings", "reference_meta", "shard_hash"]
 
 MODEL_FIELDS = ("name", "model", "family", "tier", "api_base", "input_price", "output_price",
                 "max_concurrency", "timeout", "max_retries", "api_key_env")
@@ -39,7 +39,9 @@ def reference_meta(entry: dict) -> dict | None:
     return {"faults": entry.get("faults", {}), "seed": entry.get("seed", 0)}
 
 
-def method_params(config: dict, regime: str, method: str) -> dict:
+def method_params(config: dict, regime: str, method: str, setting: str | None = None) -> dict:
+    """What one method's episodes depend on; online, `setting` names the plan setting
+    (its workflow goes into the params, so a changed workflow changes the shard hash)."""
     section = config.get(regime, {})
     if method not in section.get("methods", []):
         have = ", ".join(section.get("methods", [])) or "none"
@@ -50,7 +52,26 @@ def method_params(config: dict, regime: str, method: str) -> dict:
     if section.get("witness", "none") != "none":  # offline: VAL judges the final plan too
         params["witness"] = section["witness"]
     params.update((section.get("params") or {}).get(method, {}))
+    if regime == "online" and setting is not None:
+        from planaudit.compliance.settings import SettingError, resolve
+
+        try:
+            chosen = resolve(config, setting)
+        except SettingError as e:
+            raise ConfigError(str(e)) from None
+        if chosen.steps:  # `none` leaves the params (and the shard hash) as they were
+            params["plan_setting"] = chosen.to_json()
     return params
+
+
+def plan_settings(config: dict) -> list[str]:
+    """The online regime's plan settings (default: `none`, no workflow)."""
+    return list(config.get("online", {}).get("plan_settings") or ["none"])
+
+
+def epochs(config: dict) -> int:
+    """How many times the online regime runs every episode (each a distinct sample)."""
+    return int(config.get("online", {}).get("epochs", 1))
 
 
 def shard_hash(model: dict, method: str, params: dict) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from planaudit.experiment import (
+    epochs,
     method_params,
     model_config,
     model_entry,
@@ -93,39 +94,42 @@ class Progress:
 
 
 async def _run(config: dict, regime: str, model: str, method: str,
-               tasks: list[tuple[str, Path]], transcripts: dict[str, Path], cache_dir: str,
-               progress: Progress) -> list[dict]:
+               tasks: list[tuple[str, Path, int]], transcripts: dict[str, Path], cache_dir: str,
+               progress: Progress, setting: str | None = None) -> list[dict]:
     entry = model_entry(config, model)
-    params = method_params(config, regime, method)
+    params = method_params(config, regime, method, setting)
     client = Client(model_config(entry), Cache(cache_dir))
     digest = shard_hash(entry, method, params)
     run_episode = episode_runner(regime, entry)
     for folder in transcripts.values():
         folder.mkdir(parents=True, exist_ok=True)
 
-    async def one(domain: str, folder: Path) -> dict:
+    async def one(domain: str, folder: Path, epoch: int) -> dict:
+        repeat = {"epoch": epoch} if regime == "online" else {}
         row, transcript = await run_episode(
             client, method, params, folder, task_name=f"{domain}/{folder.name}",
-            config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""))
+            config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""),
+            **repeat)
         # written as soon as the episode ends: a killed job keeps every finished transcript
-        with (transcripts[domain] / f"{folder.name}.jsonl").open("w") as fh:
+        name = folder.name + (f".e{epoch}" if epoch else "")
+        with (transcripts[domain] / f"{name}.jsonl").open("w") as fh:
             for step in transcript:
                 fh.write(json.dumps(step) + "\n")
             fh.write(json.dumps({"row": row}) + "\n")
-        progress.episode(f"{domain}/{folder.name}", row)
+        progress.episode(f"{domain}/{name}", row)
         return row
 
     # a fixed pool of workers, one episode each at a time: every slot the model allows
     # stays busy until the queue is empty (50 waiters on one semaphore left slots idle)
-    queue: asyncio.Queue[tuple[int, tuple[str, Path]]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[int, tuple[str, Path, int]]] = asyncio.Queue()
     for item in enumerate(tasks):
         queue.put_nowait(item)
     rows: list[dict | None] = [None] * len(tasks)
 
     async def worker() -> None:
         while not queue.empty():
-            i, (domain, folder) = queue.get_nowait()
-            rows[i] = await one(domain, folder)
+            i, (domain, folder, epoch) = queue.get_nowait()
+            rows[i] = await one(domain, folder, epoch)
 
     await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
     return rows
@@ -137,10 +141,11 @@ def _path(template: str | Path, domain: str) -> Path:
 
 def run_shard(config: dict, regime: str, model: str, method: str, domains: str | list[str],
               suite_dir: Path, out: str | Path, transcripts: str | Path,
-              progress_every: float = 15.0) -> dict[str, pl.DataFrame]:
+              progress_every: float = 15.0, setting: str | None = None) -> dict[str, pl.DataFrame]:
     """One job: a model under one method on every task of `domains`, in one process and
     one pool of calls (so the model's concurrency cap holds across domains). `out` and
-    `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file."""
+    `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file.
+    Online, `setting` names the plan setting and every episode runs `online.epochs` times."""
     domains = [domains] if isinstance(domains, str) else list(domains)
     if len(domains) > 1 and "{domain}" not in str(out):
         raise ValueError("several domains need {domain} in the output path")
@@ -149,13 +154,15 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json"))
         if not folders:
             raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
-        tasks += [(domain, f) for f in folders]
-    require_witness(method_params(config, regime, method))
+        repeats = epochs(config) if regime == "online" else 1
+        tasks += [(domain, f, e) for f in folders for e in range(repeats)]
+    require_witness(method_params(config, regime, method, setting))
     cache_dir = config.get("cache", ".cache/planaudit")
-    label = f"{regime}/{model}/{method}"
+    label = f"{regime}/{model}/{method}" + (f"/{setting}" if setting else "")
     progress = Progress(label, len(tasks), progress_every)
     rows = asyncio.run(_run(config, regime, model, method, tasks,
-                            {d: _path(transcripts, d) for d in domains}, cache_dir, progress))
+                            {d: _path(transcripts, d) for d in domains}, cache_dir, progress,
+                            setting))
     progress.finish()
     if all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
@@ -163,7 +170,7 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
                           f"error: {'; '.join(reasons[:3])}")
     frames = {}
     for domain in domains:
-        frame = pl.DataFrame([r for r, (d, _) in zip(rows, tasks, strict=True) if d == domain],
+        frame = pl.DataFrame([r for r, (d, _, _) in zip(rows, tasks, strict=True) if d == domain],
                              infer_schema_length=None)
         path = _path(out, domain)
         path.parent.mkdir(parents=True, exist_ok=True)

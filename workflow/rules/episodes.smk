@@ -10,22 +10,45 @@
 # credentials, server): a run that cannot succeed fails in seconds, before any paid
 # call. Its marker stays, so that a later run does not rerun every shard; each shard
 # checks its model again before its first call.
+# Online, the plan setting (a workflow written into the agent's prompt, see
+# config/plan_settings.yaml) is part of the job: one job per model x architecture x
+# setting, so that changing or adding a setting reruns or adds only its jobs (a job of
+# reference models starts in under a second; the episodes, not the start, are the cost).
 import json
 
+from planaudit.compliance.settings import resolve
+from planaudit.experiment import plan_settings
 from planaudit.llm.preflight import resource_name
 
 REGIMES = ("offline", "online")
 MODELS = [m["name"] for m in config.get("models", [])]
 METHODS = {r: config.get(r, {}).get("methods", []) for r in REGIMES}
+SETTINGS = plan_settings(config)
+for _setting in SETTINGS:  # a setting missing from the settings file fails here, named
+    resolve(config, _setting)
+# the method folder of a job: offline the strategy, online architecture/setting
+VARIANTS = {
+    "offline": METHODS["offline"],
+    "online": [f"{a}/{s}" for a in METHODS["online"] for s in SETTINGS],
+}
 SHARDS = {
     r: [
-        f"{RESULTS}/episodes/{r}/{m}/{s}/{d}.parquet"
+        f"{RESULTS}/episodes/{r}/{m}/{v}/{d}.parquet"
         for m in MODELS
-        for s in METHODS[r]
+        for v in VARIANTS[r]
         for d in SUITE_DOMAINS
     ]
     for r in REGIMES
 }
+
+
+# a job's folder under its model: the strategy, or the architecture and the setting
+JOB_FOLDER = {"offline": "{method}", "online": "{method}/{setting}"}
+
+
+wildcard_constraints:
+    method="[^/]+",
+    setting="[^/]+",
 OFFLINE_SHARDS = SHARDS["offline"]
 RESOURCES = {m: resource_name(m) for m in MODELS}
 if len(set(RESOURCES.values())) < len(RESOURCES):
@@ -52,6 +75,11 @@ def shard_spec(regime, model_name):
             part["budget"] = section["budget"]
         if "witness" in section:  # offline: VAL judges each final plan too (reruns when changed)
             part["witness"] = section["witness"]
+        if regime == "online":  # the setting's workflow itself: a changed text reruns its jobs
+            setting = resolve(config, wildcards.setting)
+            part["plan_settings"] = [wildcards.setting]
+            part["setting_defs"] = {wildcards.setting: setting.to_json()}
+            part["epochs"] = section.get("epochs", 1)
         cache = config.get("cache", ".cache/planaudit")
         return json.dumps({"models": [entry], regime: part, "cache": cache})
 
@@ -62,7 +90,8 @@ def shard_path(kind, regime, model_name):
     """A job's per-domain folder, `{domain}` left for the command to fill in."""
 
     def path(wildcards):
-        return f"{RESULTS}/{kind}/{regime}/{model_name}/{wildcards.method}/{{domain}}"
+        parts = [wildcards.method] + ([wildcards.setting] if regime == "online" else [])
+        return f"{RESULTS}/{kind}/{regime}/{model_name}/{'/'.join(parts)}/{{domain}}"
 
     return path
 
@@ -78,7 +107,7 @@ for _regime in REGIMES:
                 f"{RESULTS}/checks/{_model}.json",
             output:
                 [
-                    f"{RESULTS}/episodes/{_regime}/{_model}/{{method}}/{d}.parquet"
+                    f"{RESULTS}/episodes/{_regime}/{_model}/{JOB_FOLDER[_regime]}/{d}.parquet"
                     for d in SUITE_DOMAINS
                 ],
             params:
@@ -86,6 +115,7 @@ for _regime in REGIMES:
                 model=_model,
                 spec=shard_spec(_regime, _model),
                 domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS),
+                setting=(lambda wc: f"--setting {wc.setting}") if _regime == "online" else "",
                 suite=lambda wc, input: Path(input[0]).parent.parent.parent,
                 # {domain} is filled in by the command, once per domain
                 out=lambda wc, output: Path(output[0]).parent / "{domain}.parquet",
@@ -93,11 +123,11 @@ for _regime in REGIMES:
             resources:
                 **{RESOURCES[_model]: 1},
             log:
-                f"{RESULTS}/logs/{_regime}/{_model}/{{method}}.log",
+                f"{RESULTS}/logs/{_regime}/{_model}/{JOB_FOLDER[_regime]}.log",
             conda:
                 "../../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
-                "--method {wildcards.method} {params.domains} --suite {params.suite} "
+                "--method {wildcards.method} {params.setting} {params.domains} --suite {params.suite} "
                 "--out {params.out:q} --transcripts {params.transcripts:q} 2> {log} "
                 "|| (tail -n 20 {log} >&2; exit 1)"

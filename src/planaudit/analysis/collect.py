@@ -15,7 +15,7 @@ import polars as pl
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
-ORDER = ("regime", "model", "method", "domain", "task")
+ORDER = ("regime", "model", "method", "plan_setting", "epoch", "domain", "task")
 _DTYPES = {"integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean, "string": pl.String}
 
 
@@ -39,6 +39,8 @@ def _dtype(spec: dict) -> pl.DataType:
         return pl.String
     kinds = spec.get("type")
     kinds = [kinds] if isinstance(kinds, str) else [k for k in kinds if k != "null"]
+    if kinds[0] == "array":
+        return pl.List(_dtype(spec.get("items", {"type": "string"})))
     return _DTYPES[kinds[0]]
 
 

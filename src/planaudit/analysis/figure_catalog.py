@@ -11,7 +11,7 @@ import polars as pl
 
 from planaudit.analysis.tables import OK as COUNTED
 
-FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline")
+FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow")
 CAPTIONS = {
     "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
                 "each outcome, and the mean cost per episode beside it. Errors (the model could "
@@ -33,6 +33,13 @@ CAPTIONS = {
                       "offline strategy (light, hatched /) and online architecture (dark, "
                       "dotted); the dashed line marks the model's best offline strategy. Drawn "
                       "for the models run in both regimes; without one the figure only states so.",
+    "phase_flow": "Phase flow of online trajectories (README: Plan compliance), one panel per "
+                  "model · architecture · plan setting: each column is a step, its blocks the "
+                  "share of episodes in each phase (U understand, G re-read, S sense, P plan, "
+                  "R replan, A act, V verify, Y summary; black: the episode has ended), bands "
+                  "the flow between consecutive phases over the first ten transitions. Hatched "
+                  "bands flow into a phase the setting's workflow does not prescribe "
+                  "(out-of-plan); a setting without a workflow (none) marks none.",
 }
 
 # `planaudit calibrate`'s figure (results/calibration/), drawn from its result, not from rows
@@ -103,6 +110,13 @@ def why_not(name: str, frame: pl.DataFrame) -> str | None:
         missing = [c for c in SENSING_COLUMNS if c not in frame.columns]
         if missing:
             return f"the online rows lack {', '.join(missing)}"
+    if name == "phase_flow":
+        missing = [c for c in ("plan_setting", "plan_order", "phases") if c not in frame.columns]
+        if missing:
+            return f"the rows lack {', '.join(missing)} (no phase labels)"
+        online = frame.filter((pl.col("regime") == "online") & pl.col("phases").is_not_null())
+        if online.is_empty():
+            return "no online episodes with phase labels in these rows"
     if name == "online_offline" and not in_both_regimes(configurations(frame)):
         return "no model has both offline and online episodes"
     return None

@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
 # what the figures are and when the rows support them (importable without matplotlib)
 from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
@@ -258,7 +259,7 @@ def draw_per_task(frame: pl.DataFrame) -> Figure:
                 grid[i, j] = v
     fig = Figure(figsize=(3.2 + 0.3 * len(configs), 3.2 + 0.2 * len(rows)), layout="constrained")
     ax = fig.subplots()
-    ax.add_patch(mpl.patches.Rectangle((-0.5, -0.5), len(configs), len(rows), facecolor="1",
+    ax.add_patch(Rectangle((-0.5, -0.5), len(configs), len(rows), facecolor="1",
                                        hatch="xxx", edgecolor="0.6", linewidth=0, zorder=0))
     mesh = ax.imshow(np.ma.masked_invalid(grid), cmap="Greys", vmin=0, vmax=1, aspect="auto",
                      interpolation="nearest", zorder=1)
@@ -480,14 +481,124 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path,
              notes: list[str] | None = None) -> list[Path]:
     """Every figure as png and svg in `outdir`; returns the files written. A figure the
     rows cannot support is written as a placeholder and its reason appended to `notes`."""
+    from planaudit.analysis.tables import fold_settings
+
     outdir = Path(outdir)
     written = []
+    folded = fold_settings(frame)  # configurations as the tables name them (react+standard)
     for name in FIGURES:
         try:
-            fig = draw(name, frame)
+            fig = draw(name, frame if name == "phase_flow" else folded)
         except NotDrawable as e:
             if notes is not None:
                 notes.append(f"{name}: not drawn ({e})")
             fig = placeholder(name, str(e))
         written += save(fig, outdir, name)
     return written
+
+
+# -- phase flow -----------------------------------------------------------------------
+
+FLOW_PHASES = ("U", "G", "S", "P", "R", "A", "V", "Y", "end")
+# phase -> (face gray, hatch): distinct in grayscale by both
+FLOW_STYLE = {"U": ("0.95", ""), "G": ("0.95", "xx"), "S": ("0.75", ""), "P": ("0.55", ""),
+              "R": ("0.55", "xx"), "A": ("0.3", ""), "V": ("0.75", ".."), "Y": ("0.9", "--"),
+              "end": ("0.0", "")}
+FLOW_STEPS = 10  # transitions drawn
+MAX_PANELS = 24
+
+
+def _flow_sequences(phases) -> list[str]:
+    from planaudit.compliance.phases import decode
+
+    seq = decode(list(phases or []))
+    head = seq[:FLOW_STEPS + 1]
+    return [*head, "end"] if len(seq) <= FLOW_STEPS else head
+
+
+def _band(ax, x0: float, x1: float, y0: tuple[float, float], y1: tuple[float, float],
+          marked: bool) -> None:
+    xs = np.linspace(x0, x1, 24)
+    s = 0.5 - 0.5 * np.cos(np.pi * (xs - x0) / (x1 - x0))  # smooth from source to target
+    lo = y0[0] + (y1[0] - y0[0]) * s
+    hi = y0[1] + (y1[1] - y0[1]) * s
+    ax.fill_between(xs, lo, hi, facecolor="0.88" if not marked else "1.0",
+                    edgecolor="0.15" if marked else "none", hatch="////" if marked else "",
+                    linewidth=0.4, zorder=1)
+
+
+def _flow_panel(ax, sequences: list[list[str]], order: str, title: str) -> None:
+    n = len(sequences)
+    width, gap = 0.22, 0.03
+    columns = FLOW_STEPS + 2
+    stacks: list[dict[str, tuple[float, float]]] = []
+    for t in range(columns):
+        counts = {p: sum(1 for s in sequences if len(s) > t and s[t] == p) for p in FLOW_PHASES}
+        y, spans = 1.0, {}
+        for p in FLOW_PHASES:
+            if counts[p]:
+                h = counts[p] / n * (1 - gap * 3)
+                spans[p] = (y - h, y)
+                y -= h + gap
+        stacks.append(spans)
+        for p, (lo, hi) in spans.items():
+            face, hatch = FLOW_STYLE[p]
+            ax.add_patch(Rectangle((t - width / 2, lo), width, hi - lo, facecolor=face,
+                                               hatch=hatch, edgecolor="0", linewidth=0.6,
+                                               zorder=2))
+            if hi - lo > 0.06 and p != "end":
+                ax.text(t, (lo + hi) / 2, p, ha="center", va="center", fontsize=7,
+                        color="1" if float(face) < 0.45 else "0", zorder=3)
+    for t in range(columns - 1):
+        pairs: dict[tuple[str, str], int] = {}
+        for s in sequences:
+            if len(s) > t + 1:
+                pairs[(s[t], s[t + 1])] = pairs.get((s[t], s[t + 1]), 0) + 1
+        out_used = {p: stacks[t][p][1] for p in stacks[t]}
+        in_used = {p: stacks[t + 1][p][1] for p in stacks[t + 1]}
+        for (a, b), k in sorted(pairs.items(), key=lambda kv: (FLOW_PHASES.index(kv[0][0]),
+                                                               FLOW_PHASES.index(kv[0][1]))):
+            h = k / n * (1 - gap * 3)
+            src = (out_used[a] - h, out_used[a])
+            dst = (in_used[b] - h, in_used[b])
+            out_used[a] -= h
+            in_used[b] -= h
+            marked = bool(order) and b not in order and b != "end"
+            _band(ax, t + width / 2, t + 1 - width / 2, src, dst, marked)
+    ax.set_xlim(-0.5, columns - 0.5)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_yticks([])
+    ax.set_xticks(range(0, columns, 2))
+    ax.set_title(title, fontsize=8)
+    ax.spines["left"].set_visible(False)
+
+
+def draw_phase_flow(frame: pl.DataFrame) -> Figure:
+    online = frame.filter((pl.col("regime") == "online") & pl.col("phases").is_not_null())
+    if "epoch" in online.columns:
+        online = online.filter(pl.col("epoch").fill_null(0) == 0)
+    groups = online.partition_by(["model", "method", "plan_setting"], maintain_order=True)
+    shown = groups[:MAX_PANELS]
+    cols = min(4, len(shown))
+    rows = -(-len(shown) // cols)
+    fig = Figure(figsize=(3.1 * cols + 0.4, 2.3 * rows + 1.0), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+    for ax, g in zip(axes, shown, strict=False):
+        ref = " (reference)" if g["reference"][0] else ""
+        order = g["plan_order"][0] or ""
+        title = (f"{g['model'][0]}{ref} · {g['method'][0]} · {g['plan_setting'][0]}"
+                 + (f" [{order}]" if order else ""))
+        _flow_panel(ax, [_flow_sequences(p) for p in g["phases"].to_list()], order, title)
+    for ax in axes[len(shown):]:
+        ax.set_visible(False)
+    handles = [Patch(facecolor=FLOW_STYLE[p][0], hatch=FLOW_STYLE[p][1],
+                                 edgecolor="0", label=p) for p in FLOW_PHASES]
+    handles.append(Patch(facecolor="1.0", hatch="////", edgecolor="0.15",
+                                     label="out-of-plan flow"))
+    note = (f" (first {MAX_PANELS} of {len(groups)} panels)" if len(groups) > MAX_PANELS else "")
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False,
+               title="phase at each step (x: step, y: share of episodes)" + note)
+    return fig
+
+
+DRAWERS["phase_flow"] = draw_phase_flow

@@ -24,8 +24,9 @@ import planaudit
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
 from planaudit.analysis.figure_catalog import FIGURES, why_not
 
-TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "per_domain", "outcomes", "per_task",
-               "power", "witness", "curriculum")
+TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "compliance", "compliance_tests",
+               "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
+               "curriculum")
 TABLE_CAPTIONS = {
     "main": "Per regime × model × method: success on solvable tasks, executability (every "
             "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
@@ -60,6 +61,26 @@ TABLE_CAPTIONS = {
                   "their share and a 95% bootstrap interval over cases (seeded), pooled over "
                   "domains. t3 is scored on the verdict; its rows (type) and (explanation) also "
                   "require the kind of error, and then the unmet facts or the failing step.",
+    "compliance": "Plan compliance per model × architecture × plan setting (README: Plan "
+                  "compliance): mean PPC (plan phases covered), POC (their first occurrences in "
+                  "order), PPF (no out-of-plan phases), PC (geometric mean of the three) and the "
+                  "share strictly compliant, with the trajectory graph's mean nodes, temporal edges "
+                  "and loops; over all counted episodes, successes, and failures on solvable tasks. "
+                  "Settings without an order (none) have graph measures only. Online configurations "
+                  "under a setting appear elsewhere as architecture+setting.",
+    "compliance_tests": "Does compliance go with success? Per model × architecture (settings with an "
+                        "order pooled): two-sided Mann–Whitney U of PC on successes vs failures (solvable "
+                        "tasks), and Pearson's r (two-sided p) of PC against nodes, temporal edges and "
+                        "loops; empty where a side has no episode or a variable is constant.",
+    "settings": "Does a setting change success? Success on solvable tasks under each plan setting "
+                "against standard, paired by task (first repeat), exact McNemar (b: the setting "
+                "succeeded and standard failed, c the reverse), Holm-adjusted within each family "
+                "(reference models apart); the _deterministic columns repeat the test on the "
+                "tasks whose outcome was the same in every repeat (online.epochs) of both "
+                "settings.",
+    "determinism": "Repeats (online.epochs): per model × architecture × setting, the tasks whose "
+                   "outcome was the same in every repeat (the deterministic subset), and success on "
+                   "solvable tasks on that subset and over all repeats.",
 }
 REFERENCE_SUFFIX = " (reference, not an LLM)"
 BADGE = '<span class="badge">reference model, not an LLM</span>'

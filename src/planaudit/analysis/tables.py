@@ -33,7 +33,7 @@ from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
-          "witness", "curriculum")
+           "witness", "compliance", "compliance_tests", "settings", "determinism", "curriculum")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -406,6 +406,19 @@ def curriculum_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -
                 row[model] = _cell_text([bool(v) for v in values], seed, n_resamples)
             rows.append(row)
     return pl.DataFrame(rows, schema={"test": pl.String, **{m: pl.String for m in models}})
+def fold_settings(ep: pl.DataFrame) -> pl.DataFrame:
+    """The rows as the configuration tables and figures see them: an online row run under a
+    plan setting other than `none` counts as the method `architecture+setting` (so
+    `react+standard` is a configuration beside `react`), and only the first repeat
+    (`online.epochs`) counts; the compliance tables read the settings and repeats apart."""
+    if "plan_setting" not in ep.columns:
+        return ep
+    if "epoch" in ep.columns:
+        ep = ep.filter(pl.col("epoch").fill_null(0) == 0)
+    setting = pl.col("plan_setting")
+    folded = pl.when(setting.is_not_null() & (setting != "none")).then(
+        pl.col("method") + "+" + setting).otherwise(pl.col("method"))
+    return ep.with_columns(folded.alias("method"))
 
 
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
@@ -415,6 +428,10 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     curriculum = curriculum_table(ep, seed, n_resamples)
     if "regime" in ep.columns:
         ep = ep.filter(pl.col("regime") != "curriculum")
+
+    from planaudit.analysis.compliance import build as compliance_tables
+
+    raw, ep = ep, fold_settings(ep)
     comparisons = comparisons_table(ep, alpha)
     versus = online_vs_offline_table(ep, alpha)
     return {
@@ -427,6 +444,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "power": power_table(ep, comparisons, versus, alpha),
         "witness": witness_table(ep),
         "curriculum": curriculum,
+        **compliance_tables(raw, alpha),
     }
 
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from planaudit.compliance.settings import NONE, PlanSetting
 from planaudit.formal.plan import format_step
 from planaudit.llm.client import Call
 from planaudit.offline.contract import extract
@@ -36,7 +37,7 @@ def architecture(name: str) -> Callable[[Architecture], Architecture]:
     return register
 
 
-def instruction(budget: int, protocol: str) -> str:
+def instruction(budget: int, protocol: str, setting: PlanSetting = NONE) -> str:
     text = (
         "You are an agent in a world that you can observe and change only through tools.\n"
         "- get_task() describes the world, its actions, the objects and your goal.\n"
@@ -53,7 +54,12 @@ def instruction(budget: int, protocol: str) -> str:
         f"You have at most {budget} tool calls; a turn without a tool call counts as one. "
         "In each turn, think briefly, then make exactly one tool call."
     )
+    if setting.steps:  # the plan setting's workflow (`none` leaves the prompt as it was)
+        text += "\n\n" + setting.workflow()
     return text + ("\n\n" + TEXT_PROTOCOL if protocol == "text" else "")
+
+
+REMINDER = "Reminder (your workflow):\n{workflow}\n\n"
 
 
 START = "Begin."
@@ -82,9 +88,10 @@ class Agent:
     params: dict
     protocol: str = "native"  # or "text"
     memory: list[str] = field(default_factory=list)  # reflexion's lessons
+    setting: PlanSetting = NONE  # the workflow prescribed in the system prompt
 
     def system(self) -> dict:
-        text = instruction(self.env.budget, self.protocol)
+        text = instruction(self.env.budget, self.protocol, self.setting)
         if self.memory:
             text += "\n\nLessons learned earlier in this episode:\n" + "\n".join(
                 f"- {m}" for m in self.memory)
@@ -109,11 +116,18 @@ def history_text(messages: list[dict]) -> str:
     return "\n".join(out)
 
 
-def _observe(agent: Agent, messages: list[dict], obs: Observation, call_id: str | None) -> None:
+def _observe(agent: Agent, messages: list[dict], obs: Observation, call_id: str | None,
+             remind: bool = False) -> None:
+    """The observation back to the actor; with `remind` (every k-th tool call of a setting
+    that reminds), the workflow's steps go before it, marked as a reminder."""
+    every = agent.setting.remind_every
+    prefix = ""
+    if remind and every and agent.env.count.steps % every == 0 and not obs.ended:
+        prefix = REMINDER.format(workflow=agent.setting.workflow())
     if agent.protocol == "native" and call_id is not None:
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": obs.text})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": prefix + obs.text})
     else:
-        messages.append({"role": "user", "content": "Observation: " + obs.text})
+        messages.append({"role": "user", "content": prefix + "Observation: " + obs.text})
 
 
 async def _review(agent: Agent, messages: list[dict], name: str, args: dict) -> str | None:
@@ -151,19 +165,20 @@ async def act_loop(agent: Agent, *, critic: bool = False, reflect: bool = False)
             one = text_call(call.content)
             calls = [one] if one else []
             messages.append(assistant_message(call.content, []))
+        env.say(call.content)
         if not calls:
             obs = env.idle()
             _observe(agent, messages, obs, None)
             continue
         first, *rest = calls
         if first.error:
-            obs = env.undecodable(first.error)
+            obs = env.undecodable(first.error, first.name)
         elif critic and first.name in ("act", "submit") and (
                 reason := await _review(agent, messages, first.name, first.args)) is not None:
-            obs = env.rejected(reason)
+            obs = env.rejected(reason, first.name, first.args)
         else:
             obs = env.call(first.name, first.args)
-        _observe(agent, messages, obs, first.call_id)
+        _observe(agent, messages, obs, first.call_id, remind=True)
         for extra in rest:  # every call in the reply needs an answer, and each one counts
             _observe(agent, messages, env.skipped() if not env.done else Observation(
                 "Not executed: the episode has ended.", ok=False), extra.call_id)
@@ -209,6 +224,7 @@ async def plan_execute(agent: Agent) -> None:
     replans = int(agent.params.get("replans", 2))
     while not env.done:
         reply = (await agent.ask(messages, purpose="final")).content or ""
+        env.say(reply)
         ex = extract(reply, env.actions)
         if ex.kind == "unsolvable":
             env.call("declare_unsolvable", {})

@@ -99,6 +99,9 @@ class Environment:
         # (step, kind, action, detail): the first failure, named as `planaudit validate` would
         self.first_failure: tuple[int, str, str | None, str] | None = None
         self.failure_kinds: list[str] = []  # every failure, in order
+        # the trajectory, turn by turn: the agent's text and the tool it called (with a mark
+        # for a blocked, ill-formed or rejected call), what `compliance/` labels
+        self.trace: list[dict] = []
 
     # -- bookkeeping --------------------------------------------------------------
 
@@ -116,6 +119,18 @@ class Environment:
         return Observation(text, ok=ending in ("submitted-goal", "declared-unsolvable"), ended=True,
                            kind="end")
 
+    def say(self, text: str | None) -> None:
+        """An agent turn begins with this text (its tool call, if any, follows)."""
+        self.trace.append({"text": text or "", "tool": None, "args": {}, "mark": ""})
+
+    def _record(self, name: str, args: dict, mark: str = "") -> dict:
+        turn = self.trace[-1] if self.trace and self.trace[-1]["tool"] is None else None
+        if turn is None:
+            turn = {"text": ""}
+            self.trace.append(turn)
+        turn.update(tool=name, args=dict(args), mark=mark)
+        return turn
+
     def spend(self) -> Observation | None:
         """Count one unit of the budget; past it, the episode ends."""
         if self.count.steps >= self.budget:
@@ -132,10 +147,12 @@ class Environment:
             "No tool was called. Call exactly one of the tools: " + ", ".join(TOOLS) + ".",
             ok=False, kind="reminder")
 
-    def rejected(self, reason: str) -> Observation:
+    def rejected(self, reason: str, name: str = "act", args: dict | None = None) -> Observation:
         """A proposal a critic rejected: it counts against the budget."""
         self.count.critic_rejections += 1
         over = self.spend()
+        if not over:
+            self._record(name, args or {}, "rejected")
         return over or Observation("Rejected by the critic, not executed: " + reason, ok=False,
                                    kind="rejected")
 
@@ -145,9 +162,11 @@ class Environment:
         return over or Observation("Not executed: make one tool call per turn.", ok=False,
                                    kind="ill-formed")
 
-    def undecodable(self, error: str) -> Observation:
+    def undecodable(self, error: str, name: str | None = None) -> Observation:
         """A tool call whose arguments could not be read."""
         over = self.spend()
+        if not over and name:
+            self._record(name, {}, "ill-formed")
         return over or self._ill_formed(error + ".", "bad-arguments")
 
     # -- the tools ------------------------------------------------------------------
@@ -158,6 +177,13 @@ class Environment:
         over = self.spend()
         if over:
             return over
+        turn = self._record(name, args)
+        obs = self._dispatch(name, args)
+        if obs.kind in ("blocked", "ill-formed"):
+            turn["mark"] = obs.kind
+        return obs
+
+    def _dispatch(self, name: str, args: dict) -> Observation:
         if name == "get_task":
             self.count.n_epistemic += 1
             return Observation(self.brief["domain"] + "\n\n" + self.brief["instance"]

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 from planaudit import __version__
+from planaudit.compliance.assess import assess, marked
+from planaudit.compliance.settings import PlanSetting
 from planaudit.episode import failure_record, online_outcome
 from planaudit.formal import load_task
 from planaudit.llm.client import Call, Client
@@ -28,7 +30,10 @@ class CallFailed(Exception):
 
 async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
                       task_name: str, config_hash: str = "", reference_meta: dict | None = None,
-                      tier: str = "", protocol: str = "native") -> tuple[dict, list[dict]]:
+                      tier: str = "", protocol: str = "native",
+                      epoch: int = 0) -> tuple[dict, list[dict]]:
+    """One episode; `params["plan_setting"]` (a `PlanSetting` as JSON) prescribes a workflow,
+    `epoch` is the repeat (a distinct sample in the cache key)."""
     brief = json.loads((folder / "brief.json").read_text())
     truth = json.loads((folder / "truth.json").read_text())
     task = load_task(folder / "domain.pddl", folder / "problem.pddl")
@@ -40,12 +45,18 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     calls: list[Call] = []
     transcript: list[dict] = []
 
+    setting = PlanSetting.from_json(params.get("plan_setting"))
+    # a reference agent follows the setting's workflow (it reads the expected order); with no
+    # setting the call is keyed exactly as before settings existed (the cache still answers)
+    workflow = ({"plan_setting": setting.name, "plan_order": setting.order}
+                if setting.steps else {})
+
     async def ask(messages, purpose="act", tools=None) -> Call:
         meta = {"task_dir": str(folder), "task": task_name, "purpose": purpose,
-                "protocol": protocol, "sample": 0, **(reference_meta or {})}
+                "protocol": protocol, "sample": epoch, **workflow, **(reference_meta or {})}
         call = await client.complete(messages, temperature=float(params.get("temperature", 0.0)),
                                      max_tokens=int(params.get("max_tokens", 4096)),
-                                     tools=tools, metadata=meta)
+                                     sample=epoch, tools=tools, metadata=meta)
         calls.append(call)
         transcript.append({"purpose": purpose, "messages": list(messages), "call": call.to_json(),
                            "steps": env.count.steps})
@@ -53,7 +64,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
             raise CallFailed(call.error)
         return call
 
-    agent = Agent(env, ask, params, protocol)
+    agent = Agent(env, ask, params, protocol, setting=setting)
     error = None
     try:
         await ARCHITECTURES[method](agent)
@@ -96,7 +107,12 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "critic_rejections": c.critic_rejections, "reflections": c.reflections,
         "blocked_actions": c.blocked_actions,
         "recovered": (outcome == "success") if c.blocked_actions else None,
+        "epoch": epoch,
+        **assess(env.trace, task.domain.actions, setting.name, setting.order),
     }
     transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
-                       "first_failure": failure_record(row)})
+                       "first_failure": failure_record(row),
+                       "phases": marked(env.trace, task.domain.actions),
+                       # the turns as labelled: labels can be recomputed without a rerun
+                       "trace": env.trace})
     return row, transcript

@@ -1,0 +1,162 @@
+"""Labelling, metrics and trajectory graph for 10,000 online trajectories, against the
+episode they come from.
+
+The trajectories are synthesised (seeded) in the shape the environment records them
+(`Environment.trace`): a task read, some sensing, a plan text of grounded actions,
+then acts interleaved with queries, re-reads, replans and refused calls, and a submit
+with or without a summary; lengths 5-200 turns (the default budget). Four in five follow
+a plan (distinct actions, one in ten repeating an earlier one); one in five flails,
+acting at random over a Blocksworld-sized vocabulary, so that calls repeat and the graph
+is dense with cycles (the worst case for the loop count, which stops at its bound).
+Each is labelled, scored against `standard`'s order and turned into its graph
+(`compliance.assess.assess`, what every online row runs). The anchor is the wall time
+of one in-process online episode of the oracle (ReAct, `standard`) on a prepared task,
+the cheapest episode there is: the compliance columns' share of an episode's cost.
+
+With `--transcripts` (default `results/transcripts`, when it exists) it also relabels
+every online transcript of a run (each keeps its trace) and reports the cost per real
+episode and in total.
+
+    .venv/bin/python benchmarks/compliance.py [--n 10000] [--task blocksworld/p04]
+                                              [--transcripts results/transcripts]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from planaudit.compliance.assess import assess  # noqa: E402
+
+ACTIONS = ("pick-up", "put-down", "stack", "unstack")
+BLOCKS = [f"b{i}" for i in range(6)]
+
+
+def grounded(rng: random.Random) -> str:
+    a = rng.choice(ACTIONS)
+    k = 1 if a in ("pick-up", "put-down") else 2
+    return "(" + " ".join([a, *rng.sample(BLOCKS, k)]) + ")"
+
+
+def synthesise(rng: random.Random) -> list[dict]:
+    def turn(tool=None, text="", mark="", **args):
+        return {"text": text, "tool": tool, "args": args, "mark": mark}
+
+    def plan_text():
+        return "Plan:\n" + "\n".join(f"{i}. {grounded(rng)}" for i in range(1, rng.randint(2, 20)))
+
+    flailing = rng.random() < 0.2  # a fifth act at random (dense graphs, many cycles)
+    plan = [grounded(rng) for _ in range(rng.randint(4, 60))]
+    done = 0
+
+    def action() -> str:
+        nonlocal done
+        if flailing:
+            return grounded(rng)
+        if done and rng.random() < 0.1:  # now and then an action again
+            return plan[rng.randrange(done)]
+        done = min(done + 1, len(plan))
+        return plan[done - 1]
+
+    out = [turn("get_task")]
+    if rng.random() < 0.7:
+        out.append(turn("query_state", predicate=rng.choice(["", "on", "clear"])))
+    length = rng.randint(5, 200)
+    first = True
+    while len(out) < length - 1:
+        r = rng.random()
+        if r < 0.65:
+            text = plan_text() if first and rng.random() < 0.6 else ""
+            out.append(turn("act", text, rng.choice(["", "", "", "blocked", "ill-formed"]),
+                            action=action()))
+            first = False
+        elif r < 0.85:
+            out.append(turn("query_state", object=rng.choice(BLOCKS)))
+        elif r < 0.92:
+            out.append(turn(None, plan_text()))
+        elif r < 0.96:
+            out.append(turn("get_task"))
+        else:
+            out.append(turn(None, "Let me think about what to do next."))
+    summary = "I read the task, sensed, planned, acted and checked; " * rng.randint(0, 3)
+    out.append(turn("submit", summary))
+    return out
+
+
+def anchor(task: str, runs: int = 5) -> float:
+    """Seconds of one oracle episode in process (ReAct under `standard`), median of runs."""
+    from tests.test_reference import task_dir
+
+    from planaudit.compliance.settings import load_settings
+    from planaudit.llm.cache import Cache
+    from planaudit.llm.client import Client, ModelConfig
+    from planaudit.online.run import run_episode
+
+    tmp = Path(tempfile.mkdtemp())
+    folder = task_dir(task, str(tmp / "suite"))
+    params = {"plan_setting": load_settings(ROOT / "config" / "plan_settings.yaml")
+              ["standard"].to_json()}
+    times = []
+    for i in range(runs):
+        client = Client(ModelConfig("oracle", "reference/oracle"), Cache(tmp / f"cache{i}"))
+        start = time.perf_counter()
+        asyncio.run(run_episode(client, "react", params, folder, task_name=task))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def real(folder: Path) -> None:
+    """The compliance columns of every online episode of a run, from its transcripts."""
+    import json
+
+    files = sorted((folder / "online").rglob("*.jsonl")) if (folder / "online").is_dir() else []
+    traces = []
+    for f in files:
+        last = json.loads(f.read_text().splitlines()[-2])  # before the row: the ending record
+        if "trace" in last:
+            traces.append(last["trace"])
+    if not traces:
+        print(f"real: no online transcript with a trace under {folder}")
+        return
+    start = time.perf_counter()
+    for t in traces:
+        assess(t, ACTIONS, "standard", "USPAV")
+    wall = time.perf_counter() - start
+    print(f"real: {len(traces)} online episodes of {folder} ({sum(map(len, traces)) / len(traces):.0f} "
+          f"turns on average) relabelled in {wall:.2f} s: {wall / len(traces) * 1e3:.2f} ms an episode")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--task", default="blocksworld/p04")
+    ap.add_argument("--transcripts", default=str(ROOT / "results" / "transcripts"))
+    args = ap.parse_args()
+    real(Path(args.transcripts))
+    rng = random.Random(0)
+    traces = [synthesise(rng) for _ in range(args.n)]
+    turns = sum(len(t) for t in traces)
+    start = time.perf_counter()
+    rows = [assess(t, ACTIONS, "standard", "USPAV") for t in traces]
+    wall = time.perf_counter() - start
+    per = wall / args.n
+    bounded = sum(r["loops_bounded"] for r in rows)
+    print(f"compliance: {args.n} trajectories ({turns / args.n:.0f} turns on average, "
+          f"{max(len(t) for t in traces)} at most) labelled, scored and graphed in {wall:.2f} s "
+          f"wall: {per * 1e3:.2f} ms an episode; loop bound hit in {bounded}")
+    episode = anchor(args.task)
+    print(f"anchor: one oracle episode (react, standard, {args.task}) in process: "
+          f"{episode * 1e3:.1f} ms; compliance columns cost {per / episode:.1%} of it")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""One online episode's compliance columns, from its trace (see `phases`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from planaudit.compliance.graph import trajectory_graph
+from planaudit.compliance.metrics import score
+from planaudit.compliance.phases import encode, label
+
+COLUMNS = ("plan_setting", "plan_order", "phases", "ppc", "poc", "ppf", "pc", "strict_compliance", "nodes",
+           "temporal_edges", "loops", "loops_bounded")
+
+
+def assess(trace: Sequence[dict], actions: Iterable[str], setting: str, order: str) -> dict:
+    """The row's compliance columns: the run-length encoded phases, the metrics against
+    `order` (null without one) and the trajectory graph's measures."""
+    steps = label(trace, actions)
+    phases = [s.phase for s in steps]
+    row: dict = {"plan_setting": setting, "plan_order": order, "phases": encode(phases)}
+    if order:
+        c = score(phases, list(order))
+        row |= {"ppc": c.ppc, "poc": c.poc, "ppf": c.ppf, "pc": c.pc, "strict_compliance": c.strict}
+    else:
+        row |= {"ppc": None, "poc": None, "ppf": None, "pc": None, "strict_compliance": None}
+    g = trajectory_graph([(t["tool"], t.get("args") or {}) for t in trace if t.get("tool")])
+    row |= {"nodes": g.nodes, "temporal_edges": g.temporal_edges, "loops": g.loops,
+            "loops_bounded": g.bounded}
+    return row
+
+
+def marked(trace: Sequence[dict], actions: Iterable[str]) -> list[dict]:
+    """Every labelled step, for the transcript: phase, turn and mark."""
+    return [{"phase": s.phase, "turn": s.turn, **({"mark": s.mark} if s.mark else {})}
+            for s in label(trace, actions)]

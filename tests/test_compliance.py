@@ -1,0 +1,381 @@
+"""Plan compliance: the metrics' worked examples, every phase label on hand-built
+trajectories and on transcripts of scripted-server runs, the plan settings in the prompt,
+the reference agents' compliance, scoring external sequences, the analysis tables and the
+phase-flow figure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from planaudit.cli import main
+from planaudit.compliance.graph import trajectory_graph
+from planaudit.compliance.metrics import longest_increasing, score
+from planaudit.compliance.phases import decode, encode, label
+from planaudit.compliance.settings import SettingError, load_settings
+from planaudit.config import load_config
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client, ModelConfig
+from planaudit.online.run import run_episode
+from tests.fake_openai import FakeOpenAI, reply, tool_call
+from tests.test_reference import task_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+SETTINGS_FILE = ROOT / "config" / "plan_settings.yaml"
+TASK, UNSOLVABLE = "blocksworld/p04", "blocksworld/p09"
+ACTIONS = ("pick-up", "put-down", "stack", "unstack")
+WORKED = [("NRRPVVVPV", (1.0, 1.0, 1.0, 1.0, True)),
+          ("RRRRNNNPPVV", (1.0, 0.75, 1.0, 0.909, False)),
+          ("NNNP", (0.5, 0.5, 1.0, 0.630, False))]
+
+
+# -- the metrics --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seq,want", WORKED)
+def test_worked_examples(seq, want):
+    c = score(list(seq), list("NRPV"))
+    assert (round(c.ppc, 3), round(c.poc, 3), round(c.ppf, 3), round(c.pc, 3), c.strict) == want
+
+
+def test_out_of_plan_phases_lower_fidelity_and_any_zero_gives_zero():
+    c = score(list("UXSPAYVZX"), list("USPAV"))
+    assert c.ppf == 5 / (5 + 3) and c.ppc == 1 and not c.strict  # X, Y, Z: three types
+    assert score(list("XY"), list("USPAV")).pc == 0.0
+    assert score([], list("UA")).pc == 0.0
+    assert longest_increasing([4, 0, 7, 9]) == 3 and longest_increasing([]) == 0
+
+
+def test_run_length_encoding_round_trips():
+    assert encode(list("USSPAAAV")) == ["U_1", "S_2", "P_1", "A_3", "V_1"]
+    assert decode(["U_1", "S_2", "L_navigate_3", "P"]) == ["U", "S", "S", *["L_navigate"] * 3, "P"]
+    assert encode([]) == []
+
+
+# -- labels on hand-built trajectories ------------------------------------------------------
+
+def turn(tool=None, text="", mark="", **args):
+    return {"text": text, "tool": tool, "args": args, "mark": mark}
+
+
+PLAN = "My plan:\n1. (unstack a b)\n2. (put-down a)\n3. (pick-up b)"
+SUMMARY = ("I read the task, sensed the state, wrote a plan, executed all of its actions one by "
+           "one and confirmed that the goal holds now.")
+
+
+@pytest.mark.parametrize("turns,want", [
+    ([turn("get_task")], "U"),
+    ([turn("act", action="(pick-up a)"), turn("get_task")], "AG"),
+    ([turn("query_state")], "S"),
+    ([turn("act", action="(pick-up a)"), turn("query_state")], "AV"),
+    ([turn(None, PLAN)], "P"),
+    ([turn("act", action="(pick-up a)"), turn(None, PLAN)], "AR"),
+    ([turn("act", action="(pick-up a)", mark="blocked")], "A"),
+    ([turn("act", action="(pick-up a)"), turn("submit", SUMMARY)], "AY"),
+    ([turn("submit", "Done.")], ""),
+    ([turn("declare_unsolvable", PLAN)], "P"),  # a plan text is still a plan; no label for the end
+    ([turn("get_task"), turn("submit"), turn("get_task")], "U"),  # the end ends the sequence
+    ([turn("bogus_tool"), turn(None, "Let me think about (stack a b).")], ""),
+    ([turn(None, "I will (unstack a b), then (put-down a), then stack.")], "P"),  # inline actions
+    ([turn("act", PLAN, action="(unstack a b)")], "PA"),  # a turn's text before its call
+])
+def test_every_label_on_hand_built_trajectories(turns, want):
+    assert "".join(s.phase for s in label(turns, ACTIONS)) == want
+
+
+def test_blocked_and_rejected_acts_are_labelled_and_marked():
+    steps = label([turn("act", mark="blocked", action="(x)"), turn("act", mark="rejected")], ACTIONS)
+    assert [(s.phase, s.mark) for s in steps] == [("A", "blocked"), ("A", "rejected")]
+
+
+# -- trajectory graphs -------------------------------------------------------------------
+
+def test_graph_counts_nodes_edges_and_loops():
+    calls = [("get_task", {}), ("act", {"action": "(Stack A B)"}), ("act", {"action": "stack a b"}),
+             ("query_state", {"predicate": "On"}), ("act", {"action": "(stack a b)"})]
+    g = trajectory_graph(calls)
+    # act (stack a b) is one node however written; its self-loop and the cycle via query_state
+    assert (g.nodes, g.temporal_edges, g.loops, g.bounded) == (3, 4, 2, False)
+    assert trajectory_graph([]).nodes == 0 and trajectory_graph([("get_task", {})]).loops == 0
+
+
+def test_graph_cycle_count_is_bounded_and_says_so():
+    # a complete digraph on 8 nodes has far more than 50 simple cycles
+    names = [f"(a o{i})" for i in range(8)]
+    seq = []
+    for i in range(8):
+        for j in range(8):
+            seq += [names[i], names[j]]
+    g = trajectory_graph([("act", {"action": a}) for a in seq], max_loops=50)
+    assert g.loops == 50 and g.bounded
+
+
+# -- settings ------------------------------------------------------------------------------
+
+def test_settings_file_holds_the_seven_settings_and_configs_name_them():
+    s = load_settings(SETTINGS_FILE)
+    assert {k: v.order for k, v in s.items()} == {
+        "none": "", "standard": "USPAV", "no-sense": "UPAV", "no-verify": "USPA",
+        "summary": "USPAVY", "reordered": "UPSAV", "reminded": "USPAV"}
+    assert s["reminded"].remind_every == 5 and s["standard"].workflow().startswith("Follow")
+    default = load_config(base=ROOT / "config" / "config.yaml")
+    assert set(default["online"]["plan_settings"]) >= {"standard", "none"}
+    paper = load_config(ROOT / "config" / "paper.yaml", base=ROOT / "config" / "config.yaml")
+    assert set(paper["online"]["plan_settings"]) == set(s)
+
+
+def test_a_bad_settings_file_is_named(tmp_path):
+    bad = tmp_path / "s.yaml"
+    bad.write_text("x:\n  steps: [a]\n  order: UQ\n")
+    with pytest.raises(SettingError, match=r"s.yaml: x.order: 'UQ'"):
+        load_settings(bad)
+
+
+# -- episodes: the reference agents under every setting -------------------------------------
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("suite"))
+    return {name: task_dir(name, root) for name in (TASK, UNSOLVABLE)}
+
+
+def episode(model, method, folder, name, tmp, setting=None, api_base=None, **kw):
+    params = {}
+    if setting and setting != "none":
+        params["plan_setting"] = load_settings(SETTINGS_FILE)[setting].to_json()
+    client = Client(ModelConfig(model, model, api_base=api_base, max_retries=1),
+                    Cache(tmp / "cache"))
+    return asyncio.run(run_episode(client, method, params, folder, task_name=name, **kw))
+
+
+ORDERED = ["standard", "no-sense", "no-verify", "summary", "reordered", "reminded"]
+
+
+@pytest.mark.parametrize("method", ["react", "critic", "gated", "reflexion"])
+@pytest.mark.parametrize("setting", ORDERED)
+def test_oracle_follows_every_workflow_exactly(method, setting, folders, tmp_path):
+    row, _ = episode("reference/oracle", method, folders[TASK], TASK, tmp_path, setting)
+    assert row["outcome"] == "success" and row["plan_setting"] == setting
+    assert row["pc"] == 1.0 and row["strict_compliance"] is True
+    order = load_settings(SETTINGS_FILE)[setting].order
+    assert "".join(p.split("_")[0] for p in row["phases"]) == order
+
+
+@pytest.mark.parametrize("setting", ORDERED)
+def test_flawed_agent_never_senses_and_complies_less(setting, folders, tmp_path):
+    meta = {"faults": {}, "seed": 0}
+    flawed, _ = episode("reference/flawed", "react", folders[TASK], TASK, tmp_path, setting,
+                        reference_meta=meta)
+    oracle, _ = episode("reference/oracle", "react", folders[TASK], TASK, tmp_path, setting)
+    assert flawed["outcome"] == "success" and flawed["phases"][0] == "U_1"
+    assert flawed["ppc"] < oracle["ppc"] and flawed["poc"] < oracle["poc"]
+    assert flawed["pc"] < 1 and not flawed["strict_compliance"]
+
+
+def test_without_a_setting_the_prompt_and_cache_key_are_unchanged(folders, tmp_path):
+    row, transcript = episode("reference/oracle", "react", folders[TASK], TASK, tmp_path)
+    assert row["plan_setting"] == "none" and row["pc"] is None and row["strict_compliance"] is None
+    assert row["phases"][:2] == ["U_1", "S_1"] and row["epoch"] == 0
+    first = transcript[0]
+    assert "workflow" not in first["messages"][0]["content"]
+    assert "plan_setting" not in json.dumps(first["messages"])
+
+
+def test_reminded_puts_the_workflow_before_every_kth_observation(folders, tmp_path):
+    _, transcript = episode("reference/oracle", "react", folders[TASK], TASK, tmp_path, "reminded")
+    last = [t for t in transcript if "messages" in t][-1]["messages"]
+    tools = [m["content"] for m in last if m["role"] == "tool"]
+    reminded = [i for i, c in enumerate(tools, 1) if c.startswith("Reminder (your workflow)")]
+    assert reminded and all(i % 5 == 0 for i in reminded)
+    assert "Follow this workflow" in last[0]["content"]
+
+
+def test_repeats_are_distinct_samples(folders, tmp_path):
+    meta = {"faults": {"drop_action": 0.5, "swap_adjacent": 0.5}, "seed": 0}
+    plans = set()
+    for epoch in range(4):
+        row, tr = episode("reference/flawed", "react", folders[TASK], TASK, tmp_path,
+                          reference_meta=meta, epoch=epoch)
+        assert row["epoch"] == epoch
+        plans.add(tuple(tr[-1]["applied"]))
+    assert len(plans) > 1
+
+
+# -- transcripts of a scripted server: the labels a reader would give -----------------------
+
+def _plan(folder) -> list[str]:
+    return json.loads((folder / "truth.json").read_text())["plan"]
+
+
+def scripted(script, folders, tmp_path, monkeypatch, setting="standard"):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(script) as srv:
+        row, _ = episode("openai/test", "react", folders[TASK], TASK, tmp_path, setting,
+                         api_base=srv.api_base)
+        prompt = srv.requests[0]["messages"][0]["content"]
+    return row, prompt
+
+
+def numbered(steps):
+    return "My plan:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
+
+
+def test_scripted_agent_that_follows_the_workflow(folders, tmp_path, monkeypatch):
+    plan = _plan(folders[TASK])
+    script = [tool_call("get_task", call_id="c1"), tool_call("query_state", call_id="c2"),
+              tool_call("act", {"action": plan[0]}, "c3", text=numbered(plan)),
+              *[tool_call("act", {"action": a}, f"d{i}") for i, a in enumerate(plan[1:])],
+              tool_call("query_state", call_id="c4"), tool_call("submit", call_id="c5")]
+    row, prompt = scripted(script, folders, tmp_path, monkeypatch)
+    assert "1. Read the task with get_task." in prompt  # the workflow is in the prompt
+    assert row["phases"] == ["U_1", "S_1", "P_1", f"A_{len(plan)}", "V_1"] and row["pc"] == 1.0
+
+
+def test_scripted_agent_that_skips_sensing(folders, tmp_path, monkeypatch):
+    plan = _plan(folders[TASK])
+    script = [tool_call("get_task", call_id="c1"),
+              *[tool_call("act", {"action": a}, f"d{i}", text=numbered(plan) if i == 0 else "")
+                for i, a in enumerate(plan)], tool_call("submit", call_id="c5")]
+    row, _ = scripted(script, folders, tmp_path, monkeypatch)
+    assert row["phases"] == ["U_1", "P_1", f"A_{len(plan)}"]
+    assert row["ppc"] == 3 / 5 and row["poc"] == 3 / 5 and row["ppf"] == 1.0
+
+
+def test_scripted_agent_that_replans_rereads_and_summarises(folders, tmp_path, monkeypatch):
+    plan = _plan(folders[TASK])
+    summary = ("I read the task, looked at the state, executed the first action, read the "
+               "task again, replanned and executed the rest before checking the goal holds.")
+    script = [tool_call("get_task", call_id="c1"), tool_call("query_state", call_id="c2"),
+              tool_call("act", {"action": plan[0]}, "c3", text=numbered(plan)),
+              tool_call("get_task", call_id="c4"),
+              tool_call("act", {"action": plan[1]}, "c5", text="New plan:\n" + "\n".join(plan[1:])),
+              *[tool_call("act", {"action": a}, f"d{i}") for i, a in enumerate(plan[2:])],
+              tool_call("query_state", call_id="c6"),
+              tool_call("submit", call_id="c7", text=summary)]
+    row, _ = scripted(script, folders, tmp_path, monkeypatch, setting="summary")
+    assert row["phases"] == ["U_1", "S_1", "P_1", "A_1", "G_1", "R_1", f"A_{len(plan) - 1}",
+                             "V_1", "Y_1"]
+    assert row["ppc"] == 1.0 and row["ppf"] == 6 / 8 and not row["strict_compliance"]
+
+
+def test_scripted_agent_without_a_workflow_is_labelled_not_scored(folders, tmp_path, monkeypatch):
+    script = [reply("Let me think."), tool_call("get_task", call_id="c1"),
+              tool_call("act", {"action": "(bogus x)"}, "c2"), tool_call("declare_unsolvable")]
+    row, prompt = scripted(script, folders, tmp_path, monkeypatch, setting="none")
+    assert "workflow" not in prompt
+    assert row["phases"] == ["U_1", "A_1"] and row["pc"] is None and row["nodes"] == 3
+
+
+# -- external sequences ----------------------------------------------------------------------
+
+def test_compliance_score_reproduces_the_worked_examples(tmp_path, capsys):
+    f = tmp_path / "seq.json"
+    f.write_text(json.dumps([
+        {"instance_id": "a", "resolution_status": "resolved",
+         "languatory": ["N_1", "R_2", "P_1", "V_3", "P_1", "V_1"]},
+        {"instance_id": "b", "resolution_status": "unresolved",
+         "languatory": ["R_navigate_4", "N_3", "P_2", "V_2"]},
+        {"instance_id": "c", "resolution_status": "unresolved",
+         "languatory": ["N_search_2", "N_1", "P_1"]}]))
+    assert main(["compliance", "score", str(f), "--expected", "N,R,P,V", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = {s["instance_id"]: (round(s["ppc"], 3), round(s["poc"], 3), round(s["ppf"], 3),
+                              round(s["pc"], 3), s["strict"]) for s in out["sequences"]}
+    assert got == {"a": WORKED[0][1], "b": WORKED[1][1], "c": WORKED[2][1]}
+    assert out["means"]["unresolved"]["n"] == 2
+    assert out["means"]["unresolved"]["pc"] == pytest.approx((0.9086 + 0.63) / 2, abs=1e-3)
+    assert main(["compliance", "score", str(f), "--expected", "N,R,P,V"]) == 0
+    assert "resolved" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content,expected,message", [
+    ("not json", "N,R", "not JSON"),
+    ('[{"instance_id": 1, "languatory": []}]', "N,R", "item 0: missing field 'resolution_status'"),
+    ('[{"instance_id": 1, "resolution_status": "x", "languatory": "N_1"}]', "N,R",
+     "field 'languatory' must be a list"),
+    ("[]", "N,,R", "--expected"),
+    ("[]", "N,N", "named twice"),
+])
+def test_compliance_score_names_bad_input(content, expected, message, tmp_path, capsys):
+    f = tmp_path / "seq.json"
+    f.write_text(content)
+    assert main(["compliance", "score", str(f), "--expected", expected]) == 2
+    err = capsys.readouterr().err
+    assert message in err and (expected.count(",") != 1 or "seq.json" in err or "--expected" in err)
+
+
+# -- analysis ----------------------------------------------------------------------------------
+
+def _rows(folders, tmp_path) -> pl.DataFrame:
+    rows = []
+    for model, meta in (("reference/oracle", None),
+                        ("reference/flawed", {"faults": {"drop_action": 0.5}, "seed": 0})):
+        for setting in ("standard", "none", "no-sense"):
+            for epoch in (0, 1):
+                for name in (TASK, UNSOLVABLE):
+                    row, _ = episode(model, "react", folders[name], name, tmp_path, setting,
+                                     reference_meta=meta, epoch=epoch)
+                    rows.append({**row, "model": model.split("/")[1]})
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def test_tables_and_phase_flow_figure_from_episodes(folders, tmp_path):
+    from planaudit.analysis.figures import draw
+    from planaudit.analysis.tables import build_tables
+
+    ep = _rows(folders, tmp_path)
+    tables = build_tables(ep, n_resamples=200)
+    comp = tables["compliance"]
+    oracle_std = comp.filter((pl.col("plan_setting") == "standard") & (pl.col("episodes") == "success")
+                             & pl.col("model").str.starts_with("oracle"))
+    assert oracle_std["pc"][0] == 1.0 and oracle_std["strict"][0] == 1.0
+    assert comp.filter(pl.col("plan_setting") == "none")["pc"].null_count() == comp.filter(
+        pl.col("plan_setting") == "none").height
+    settings = tables["settings"]
+    assert set(settings["plan_setting"]) == {"none", "no-sense"}
+    assert settings["p_adj"].is_not_null().all()
+    det = tables["determinism"]
+    assert (det["epochs"] == 2).all()
+    assert det.filter(pl.col("model").str.starts_with("oracle"))["deterministic"].to_list() == [2] * 3
+    assert set(tables["main"]["method"]) == {"react", "react+standard", "react+no-sense"}
+    assert tables["compliance_tests"].height == 2
+    fig = draw("phase_flow", ep)
+    assert len([a for a in fig.axes if a.get_visible()]) == 6
+
+
+def test_compliance_does_not_import_litellm():
+    code = ("import sys; import planaudit.compliance.assess, planaudit.compliance.external, "
+            "planaudit.compliance.settings, planaudit.analysis.compliance; "
+            "print('litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_oracle_on_an_unsolvable_task_reads_senses_and_declares(folders, tmp_path):
+    row, _ = episode("reference/oracle", "react", folders[UNSOLVABLE], UNSOLVABLE, tmp_path,
+                     "standard")
+    assert row["outcome"] == "detected" and row["phases"] == ["U_1", "S_1"]
+    assert row["ppc"] == 2 / 5 and not row["strict_compliance"]  # no plan to write or run
+
+
+def test_a_shard_runs_its_setting_every_epoch(folders, tmp_path):
+    from planaudit.shard import run_shard
+
+    config = {"models": [{"name": "oracle", "model": "reference/oracle"}],
+              "cache": str(tmp_path / "cache"),
+              "online": {"methods": ["react"], "plan_settings": ["standard"], "epochs": 2,
+                         "plan_settings_file": str(SETTINGS_FILE)}}
+    suite = folders[TASK].parent.parent
+    frames = run_shard(config, "online", "oracle", "react", "blocksworld", suite,
+                       tmp_path / "out" / "{domain}.parquet", tmp_path / "t" / "{domain}",
+                       setting="standard")
+    rows = frames["blocksworld"].sort("task", "epoch")
+    assert rows.select("task", "epoch").rows() == [("p04", 0), ("p04", 1), ("p09", 0), ("p09", 1)]
+    assert set(rows["plan_setting"]) == {"standard"} and rows["pc"][0] == 1.0
+    assert sorted(p.name for p in (tmp_path / "t" / "blocksworld").iterdir()) == [
+        "p04.e1.jsonl", "p04.jsonl", "p09.e1.jsonl", "p09.jsonl"]
