@@ -100,7 +100,7 @@ def test_cost_optimal_prompt_states_costs_and_rejects_a_dearer_valid_plan(all_ca
 
 def _flawed(case: Case, faults: dict, seed: int = 0) -> str:
     from planaudit.curriculum.shard import oracle_text
-    from planaudit.llm.reference import answer
+    from planaudit.reference import answer
 
     text, kind, wrong = oracle_text(case)
     meta = {"purpose": "curriculum", "task": f"{case.test}:{case.domain}/{case.instance}",
@@ -109,7 +109,7 @@ def _flawed(case: Case, faults: dict, seed: int = 0) -> str:
 
 
 def test_reference_oracle_answers_through_answer_and_flawed_faults_land_where_expected(all_cases):
-    from planaudit.llm.reference import answer
+    from planaudit.reference import answer
 
     for (domain, test), found in all_cases.items():
         for case in found:

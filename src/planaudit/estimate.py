@@ -71,10 +71,10 @@ async def _count_online(method: str, params: dict, folder: Path, out_tokens: dic
     """Calls and tokens of one online episode along the oracle's path."""
     from planaudit.formal import load_task
     from planaudit.llm.client import Call
-    from planaudit.llm.reference import online_turn
     from planaudit.online.architectures import ARCHITECTURES, Agent
     from planaudit.online.environment import Environment
     from planaudit.online.run import DEFAULT_BUDGET
+    from planaudit.reference import online_turn
 
     brief = json.loads((folder / "brief.json").read_text())
     task = load_task(folder / "domain.pddl", folder / "problem.pddl")

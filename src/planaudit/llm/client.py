@@ -1,8 +1,8 @@
 """One model behind one door: a cached, retried, priced call.
 
 Real models are called through litellm; the reference models (`reference/...`) are
-answered in process by `llm/reference.py`, so a process that runs only references
-never imports litellm (seconds of start-up). Both take the same path through the
+answered in process (`llm/local.py`), so a process that runs only references never
+imports litellm (seconds of start-up). Both take the same path through the
 cache, the concurrency limit, the retry loop and the `Call` record.
 
 Every call returns a `Call` record (reply, tokens, cost, latency, cache hit,
@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 from planaudit.llm.cache import Cache, cache_key
+from planaudit.llm.local import handler, prefix
 from planaudit.llm.preflight import NO_KEY
-from planaudit.llm.reference import PROVIDER
 
 
 @dataclass
@@ -115,7 +115,8 @@ class Client:
         self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
         self.waits: list[float] = []  # every backoff taken, for the record
         self.fatal: str | None = None  # a permanent failure: later calls fail without a request
-        self.reference = cfg.model.startswith(PROVIDER + "/")
+        self.local = prefix(cfg.model)  # an in-process provider's name, or None
+        self.reference = self.local is not None
         if not self.reference and cfg.input_price is not None and cfg.output_price is not None:
             self._register_prices()
 
@@ -209,10 +210,8 @@ class Client:
                 int(getattr(usage, "completion_tokens", 0) or 0))
 
     async def _reference(self, request: dict) -> tuple[str | None, list[dict], int, int]:
-        from planaudit.llm.reference import reply
-
         variant = request["model"].split("/", 1)[1]
-        return reply(variant, request["messages"], request["metadata"] or {})
+        return handler(self.local)(variant, request["messages"], request["metadata"] or {})
 
     async def _call(self, request: dict) -> Call:
         send = self._reference if self.reference else self._litellm
