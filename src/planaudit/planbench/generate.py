@@ -104,6 +104,30 @@ PLANNERS = {
 }
 
 
+# Prompt variants for recorded runs made before the root's configs took their present
+# text. "2023": GPT-4's t1 runs of 2023 (plan-bench/results/blocksworld*/gpt-4_chat/
+# task_1_plan_generation.json, copied into llm_planning_analysis). Their Blocksworld
+# intro lacks the last restriction line of today's `domain_intro`, LATER_LINE: the one
+# that states what stacking does to the lower block, the only line addressed to "you",
+# present in every later query (GPT-4's t2-t8 and all 2024-25 runs), so added to the
+# config after those t1 runs; and their prompt ends in a newline. The configs hold only
+# today's text; a config without the line (mystery) loses nothing.
+LATER_LINE = "Once you stack a block on top of a second block, the second block is no longer clear.\n"
+ERAS = {"2023": "GPT-4's 2023 t1 prompts: the intro without LATER_LINE, a trailing newline"}
+
+
+def _intro(cfg: Config, test: str, era: str | None) -> str:
+    intro = cfg.intro("domain_intro_cost" if test == "t2" else "domain_intro")
+    if era is None:
+        return intro
+    if era not in ERAS:
+        raise ValueError(f"unknown era '{era}' (one of {', '.join(ERAS)})")
+    if test != "t1":  # the 2023 queries of t2-t8 show today's intro
+        raise ValueError(f"era '{era}' is a t1 variant (PlanBench's other 2023 queries use the "
+                         "config's intro)")
+    return intro.replace(LATER_LINE, "")
+
+
 def _uses_fd(planner: str) -> bool:
     if planner not in PLANNERS:
         raise ValueError(f"unknown planner '{planner}' (one of {', '.join(PLANNERS)})")
@@ -267,8 +291,8 @@ def _plan_truth(inst: _Instance, goal: list[Atom] | None = None, init: list[Atom
 
 
 def _one(cfg: Config, world: World, test: str, iid: int, rng: random.Random, shots: int,
-         planner: str) -> Case:
-    intro = cfg.intro("domain_intro_cost" if test == "t2" else "domain_intro")
+         planner: str, era: str | None) -> Case:
+    intro = _intro(cfg, test, era)
     inst = _Instance(cfg, world, iid, generalized=test == "t5", planner=planner)
     parts: list[str] = []
     truth: dict
@@ -343,19 +367,21 @@ def _one(cfg: Config, world: World, test: str, iid: int, rng: random.Random, sho
         truth = _plan_truth(inst)  # PlanBench validates the instance's own goal
     else:
         raise ValueError(f"unknown test '{test}' (one of {', '.join(TESTS)})")
-    prompt = intro + "\n" + "".join(parts)
+    prompt = intro + "\n" + "".join(parts) + ("\n" if era else "")
     truth["root"] = str(cfg.root)
     return Case(test, "planbench", cfg.name, str(iid), prompt, truth)
 
 
 def cases(root: Path, config: str, test: str, instances: list[str] | int, seed: int = 0,
-          shots: int = 1, planner: str = "auto") -> list[Case]:
+          shots: int = 1, planner: str = "auto", era: str | None = None) -> list[Case]:
     """PlanBench-format cases of one test on a root's config: `instances` is a list of
     ids or a count (the first that many of the config's instances, from its `start`).
     `planner` says which optimal plan an instance shows (examples, t3-t8's plans; see
-    `PLANNERS`); the default reproduces PlanBench's where Fast Downward is installed."""
+    `PLANNERS`); the default reproduces PlanBench's where Fast Downward is installed.
+    `era` names a variant of the prompt text for older recorded runs (see `ERAS`)."""
     if test not in TESTS:
         raise ValueError(f"unknown test '{test}' (one of {', '.join(TESTS)})")
+    _intro(load_config(root, config), test, era)  # an unknown era fails before any search
     fd = _uses_fd(planner)
     cfg = load_config(root, config)
     world = world_of(cfg)
@@ -375,7 +401,7 @@ def cases(root: Path, config: str, test: str, instances: list[str] | int, seed: 
     out = []
     for iid in ids:
         rng = random.Random(f"{seed}:{test}:{iid}")
-        out.append(_one(cfg, world, test, iid, rng, shots, planner))
+        out.append(_one(cfg, world, test, iid, rng, shots, planner, era))
     return out
 
 
