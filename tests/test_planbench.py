@@ -430,3 +430,18 @@ def test_the_curriculum_regime_runs_a_planbench_root_through_the_client(tmp_path
     assert 0 < flawed["success"].sum() < flawed.height
     assert set(flawed.filter(~pl.col("success"))["outcome"]) <= {
         "goal-not-reached", "inapplicable-action", "malformed", "wrong-answer"}
+
+
+@needs_fd
+def test_fast_downward_plans_are_judged_by_formal(tiny_root):
+    """planner="fast-downward" shows Fast Downward's plan, which formal/ finds optimal;
+    every planner gives the same optimal length and the oracle scores full marks."""
+    from planaudit.planbench.generate import PLANNERS, cases, oracle_answer, score
+
+    lengths = set()
+    for planner in PLANNERS:
+        for test in ("t1", "t4", "t7", "t8_2"):
+            case = cases(tiny_root, "bw", test, 1, planner=planner)[0]
+            assert score(case, oracle_answer(case)).correct, (planner, test)
+        lengths.add(cases(tiny_root, "bw", "t1", 1, planner=planner)[0].truth["optimal_length"])
+    assert len(lengths) == 1

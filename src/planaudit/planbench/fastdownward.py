@@ -80,8 +80,8 @@ def _read_plan(path: Path) -> list[Step] | None:
 
 def plans(domain: Path | str, problems: list[Path | str], search: str = SEARCH,
           workers: int = 2) -> dict[str, list[Step] | None]:
-    """The plan Fast Downward's `search` finds for each problem (None: none found),
-    keyed by the problem path as given."""
+    """The plan Fast Downward's `search` finds for each problem (None: none found in 300 s
+    or the translator failed on it), keyed by the problem path as given."""
     b = _bin()
     if b is None:
         raise FastDownwardError("Fast Downward is not installed (pip install up-fast-downward)")
@@ -103,8 +103,11 @@ def plans(domain: Path | str, problems: list[Path | str], search: str = SEARCH,
                     return None
                 out = Path(f"{tmp}/{n}.plan")
                 with sas.open() as f:
-                    subprocess.run([str(b / "downward"), "--search", search, "--internal-plan-file",
-                                    str(out)], stdin=f, capture_output=True, cwd=tmp, timeout=300)
+                    try:
+                        subprocess.run([str(b / "downward"), "--search", search, "--internal-plan-file",
+                                        str(out)], stdin=f, capture_output=True, cwd=tmp, timeout=300)
+                    except subprocess.TimeoutExpired:
+                        return None
                 return _read_plan(out)
 
             with ThreadPoolExecutor(max(1, workers)) as ex:

@@ -3,9 +3,11 @@
 `cases(root, config, test, instances)` renders each case's prompt as PlanBench
 does (the config's `domain_intro`, or `domain_intro_cost` for t2, then one worked
 example for one-shot prompts, then the case's `[STATEMENT]`), and puts in `truth`
-what `score` needs: the initial state, the goal, the optimal plan (breadth-first
-search), the plan to verify and formal/'s diagnosis of it (t3), the state an
-action sequence reaches (t7). Facts and steps in `truth` are PDDL literals.
+what `score` needs: the initial state, the goal, an optimal plan (PlanBench's: Fast
+Downward's A* with LM-cut, checked by formal/'s breadth-first search; see `PLANNERS`),
+the plan to verify and formal/'s diagnosis of it (t3), the state an action sequence
+reaches (t7). Facts and steps in `truth` are PDDL literals. `era` renders the older
+prompt text of recorded runs made before the configs took their present text (`ERAS`).
 
 Examples, as the recorded queries show: t1, t2, t5, t6, t7 take the instance
 before the case's (t5 from the config's generalisation family); t3 shows three
@@ -74,7 +76,12 @@ class _Instance:
                 chosen = _recorded_plan(self.cfg, self.id)
             if chosen is None and _uses_fd(self.planner):
                 path = self.cfg.instance_path(self.id, self.generalized)
-                chosen = fastdownward.plan(self.cfg.domain_path, path)
+                try:
+                    chosen = fastdownward.plan(self.cfg.domain_path, path)
+                except fastdownward.FastDownwardError:
+                    if self.planner == "fast-downward":
+                        raise
+                    chosen = None  # auto: formal/'s plan
                 if self.planner == "fast-downward" and not self._optimal(chosen, len(plan)):
                     raise MaterialError(f"{path}: Fast Downward's plan is not optimal by formal/ "
                                         f"({chosen})")
@@ -395,7 +402,11 @@ def cases(root: Path, config: str, test: str, instances: list[str] | int, seed: 
         if test == "t3" and shots:
             need |= set(cfg.instance_ids())
         paths = [cfg.instance_path(i, gen) for i in sorted(need)]
-        fastdownward.plans(cfg.domain_path, [p for p in paths if p.is_file()])
+        try:
+            fastdownward.plans(cfg.domain_path, [p for p in paths if p.is_file()])
+        except fastdownward.FastDownwardError:
+            if planner == "fast-downward":
+                raise
     out = []
     for iid in ids:
         rng = random.Random(f"{seed}:{test}:{iid}")
