@@ -119,10 +119,10 @@ def _fd_available() -> bool:
 needs_fd = pytest.mark.skipif(not os.environ.get("CI") and not _fd_available(),
                               reason="up-fast-downward not installed")
 
-# Results files of t1/t2, the variant their queries were made in (`era`, None for today's
-# configs) and the instances whose recorded query our prompt does not equal. One-shot
-# examples of roots that record no plans (plan-bench, the mystery folders) are Fast
-# Downward's plans, as PlanBench's were.
+# Results files (t1, t2, and t5, t8_2, t8_3, which draw nothing at random), the variant
+# their queries were made in (`era`, None for today's configs) and the instances whose
+# recorded query our prompt does not equal. Plans shown where the root records none
+# (plan-bench, the mystery folders) are Fast Downward's, as PlanBench's were.
 _LA = "llm_planning_analysis/results"
 EXACT = [
     (f"{_LA}/{d}/{m}/task_1_plan_generation{z}.json", d, "t1", 0 if z else 1, None, [])
@@ -132,6 +132,11 @@ EXACT = [
      for d in ("mystery_blocksworld", "mystery_blocksworld_3") for z in ("", "_zero_shot")
 ] + [(f"plan-bench/results/{d}/gpt-4_chat/task_2_plan_optimality.json", d, "t2", 1, None, [])
      for d in ("blocksworld", "blocksworld_3")
+] + [(f"plan-bench/results/{d}/gpt-4_chat/{stem}.json", d, t, 1, None, [])
+     for d in ("blocksworld", "blocksworld_3")
+     for t, stem in (("t8_2", "task_8_2_full_to_partial"), ("t8_3", "task_8_3_partial_to_full"))
+] + [("plan-bench/results/blocksworld_3/gpt-4_chat/task_5_plan_generalization.json", "blocksworld_3",
+      "t5", 1, None, [])
 ] + [  # GPT-4's 2023 t1 runs (the same queries in both roots); instance 12's recorded query
     # carries a stray GPT-4 response and plans after its [PLAN]: see test_2023_stray_query
     (f"{root}/{d}/gpt-4_chat/task_1_plan_generation.json", d, "t1", 1, "2023",
