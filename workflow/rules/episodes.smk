@@ -52,6 +52,8 @@ def shard_spec(regime, model_name):
             part["budget"] = section["budget"]
         if "witness" in section:  # offline: VAL judges each final plan too (reruns when changed)
             part["witness"] = section["witness"]
+        if "repair" in section:  # offline: heuristic mode, LPG repairs each plan (reruns when changed)
+            part["repair"] = section["repair"]
         cache = config.get("cache", ".cache/planaudit")
         return json.dumps({"models": [entry], regime: part, "cache": cache})
 
