@@ -168,3 +168,30 @@ def test_row_columns(tmp_path):
         "unsolvable task"
     assert repair_columns(task, folder, None, True, False, settings)["repair_skipped"] == \
         "no plan extracted"
+
+
+def test_repair_table():
+    import polars as pl
+
+    from planaudit.analysis.tables import repair_table
+
+    base = {"regime": "offline", "model": "flawed", "reference": True, "method": "direct",
+            "domain": "blocksworld"}
+    rows = [
+        {**base, "task": "p01", "repaired": True, "repair_valid": True, "repair_distance": 1,
+         "repair_length": 8, "repair_seconds": 0.2, "repair_skipped": None},
+        {**base, "task": "p02", "repaired": True, "repair_valid": True, "repair_distance": 3,
+         "repair_length": 12, "repair_seconds": 0.4, "repair_skipped": None},
+        {**base, "task": "p03", "repaired": False, "repair_valid": None, "repair_distance": None,
+         "repair_length": None, "repair_seconds": 0.3, "repair_skipped": None},
+        {**base, "task": "p04", "repaired": None, "repair_valid": None, "repair_distance": None,
+         "repair_length": None, "repair_seconds": None, "repair_skipped": "valid plan (only_invalid)"},
+    ]
+    t = repair_table(pl.DataFrame(rows)).row(0, named=True)
+    assert t["model"] == "flawed (reference, not an LLM)"
+    assert (t["plans"], t["skipped"], t["attempted"], t["repaired"], t["valid_after_repair"]) == \
+        (4, 1, 3, 2, 2)
+    assert t["repair_rate"] == pytest.approx(2 / 3)
+    assert t["mean_distance"] == 2 and t["mean_repaired_length"] == 10
+    assert t["distance_per_length"] == pytest.approx(0.2)
+    assert repair_table(pl.DataFrame([{**base, "task": "p01"}])).height == 0
