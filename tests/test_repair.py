@@ -112,11 +112,36 @@ def test_action_costs_are_stripped_for_lpg():
     assert r.repaired and validate(task, r.steps).valid
 
 
-def test_numeric_domain_is_skipped_with_a_reason():
+@needs_lpg
+def test_numeric_domain_is_repaired():
+    """loadbalancing has numeric fluents (capacity, load) besides action costs: LPG repairs it."""
     folder = DOMAINS / "loadbalancing"
     task = load_task(folder / "domain.pddl", folder / "problems" / "p01.pddl")
-    r = R.repair(task, folder / "domain.pddl", folder / "problems" / "p01.pddl", [], seed=0)
-    assert r.status == "skipped" and "numeric fluents" in r.detail
+    plan = parse_plan("(power-on s1) (start-service web s1) (assign-bucket b1 s1 eu web)")
+    assert validate(task, plan).valid
+    r = R.repair(task, folder / "domain.pddl", folder / "problems" / "p01.pddl", plan[1:], seed=0)
+    assert r.repaired and validate(task, r.steps).valid
+
+
+COST_READ_DOMAIN = """(define (domain budget) (:requirements :strips :action-costs)
+  (:predicates (done))
+  (:functions (total-cost) - number)
+  (:action work :parameters () :precondition (< (total-cost) 5)
+    :effect (and (done) (increase (total-cost) 1))))
+"""
+COST_READ_PROBLEM = """(define (problem b1) (:domain budget) (:init (= (total-cost) 0))
+  (:goal (done)) (:metric minimize (total-cost)))
+"""
+
+
+def test_costs_read_by_the_domain_are_skipped_with_a_reason(tmp_path):
+    """Action costs are stripped for LPG (it crashes adapting under them) only where nothing
+    reads total-cost; otherwise the task is skipped, saying why."""
+    (tmp_path / "d.pddl").write_text(COST_READ_DOMAIN)
+    (tmp_path / "p.pddl").write_text(COST_READ_PROBLEM)
+    task = load_task(tmp_path / "d.pddl", tmp_path / "p.pddl")
+    r = R.repair(task, tmp_path / "d.pddl", tmp_path / "p.pddl", [("work", ())], seed=0)
+    assert r.status == "skipped" and r.detail == R.COSTS_READ and r.steps is None
 
 
 def fake_lpg(tmp_path: Path, monkeypatch, script: str) -> None:

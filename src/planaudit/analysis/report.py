@@ -56,7 +56,7 @@ TABLE_CAPTIONS = {
     "repair": "Heuristic mode (offline.repair): LPG's plan repair seeded with each episode's "
               "extracted plan on solvable tasks (only the plans planaudit rejects, with "
               "only_invalid). plans: episodes in scope; skipped: LPG not run (a valid plan "
-              "under only_invalid, no plan extracted, an unsolvable task, a numeric domain: the "
+              "under only_invalid, no plan extracted, an unsolvable task, a domain that reads total-cost: the "
               "rows' repair_skipped); attempted: plans LPG was seeded with; repaired: a plan "
               "came back; valid_after_repair: planaudit accepts it (LPG is never trusted). "
               "repair_rate: valid repaired plans of those attempted; mean_distance: "

@@ -51,10 +51,10 @@ PACKAGE = "up-lpg==0.1.3"
 STATUSES = ("repaired", "no-plan", "timeout", "crash", "garbage", "skipped")
 TIMEOUT = 10.0
 
-# Requirements LPG-td 1.4 does not handle the way planaudit's semantics reads them.
-# `:numeric-fluents`/`:fluents`: on loadbalancing, LPG returned plans planaudit rejects
-# and spent its whole time limit on others (see the README's heuristic-mode section).
-UNSUPPORTED = {":numeric-fluents": "numeric fluents", ":fluents": "numeric fluents"}
+# Why LPG is not run on a task (`unsupported`): LPG-td crashes (SIGSEGV) adapting a plan
+# under action costs, so `total-cost` is taken out of what LPG is handed (`lpg_files`);
+# where the domain or goal reads it, it cannot be, and the task is skipped.
+COSTS_READ = "LPG: total-cost is read by the domain or goal (LPG crashes adapting plans under action costs)"
 
 
 class RepairUnavailable(RuntimeError):
@@ -104,15 +104,6 @@ def available() -> bool:
     return True
 
 
-def unsupported(task: Task) -> str | None:
-    """Why LPG is not run on this task's domain (None: it is)."""
-    reqs = set(task.domain.requirements)
-    found = sorted({why for req, why in UNSUPPORTED.items() if req in reqs})
-    if task.domain.functions and any(name != "total-cost" for name in task.domain.functions):
-        found = sorted({*found, "numeric fluents"})
-    return "LPG: " + ", ".join(found) + " not supported" if found else None
-
-
 def _text(expr) -> str:
     return "(" + " ".join(_text(e) for e in expr) + ")" if isinstance(expr, list) else str(expr)
 
@@ -149,6 +140,21 @@ def _drop_costs(expr):
     return out
 
 
+def unsupported(domain: str | Path, problem: str | Path) -> str | None:
+    """Why LPG is not run on this domain and problem (None: it is)."""
+    d_text, p_text = read_file(domain), read_file(problem)
+    if "total-cost" in clean(d_text) and _costs_read(d_text, p_text, domain, problem):
+        return COSTS_READ
+    return None
+
+
+def _costs_read(d_text: str, p_text: str, domain, problem) -> bool:
+    d_expr, p_expr = parse(d_text, str(domain))[0], parse(p_text, str(problem))[0]
+    body = [e for e in d_expr if not (isinstance(e, list) and e[:1] == [":functions"])]
+    goal = [e for e in p_expr if isinstance(e, list) and e[:1] == [":goal"]]
+    return _reads_cost(body) or _reads_cost(goal)
+
+
 def lpg_files(domain: str | Path, problem: str | Path) -> tuple[str, str] | None:
     """The domain and problem as LPG is handed them: as they are, or, where `total-cost` is
     only ever increased (action costs), without it (LPG-td crashes, SIGSEGV, when it adapts
@@ -157,11 +163,9 @@ def lpg_files(domain: str | Path, problem: str | Path) -> tuple[str, str] | None
     d_text, p_text = read_file(domain), read_file(problem)
     if "total-cost" not in clean(d_text):
         return None
-    d_expr, p_expr = parse(d_text, str(domain))[0], parse(p_text, str(problem))[0]
-    body = [e for e in d_expr if not (isinstance(e, list) and e[:1] == [":functions"])]
-    goal = [e for e in p_expr if isinstance(e, list) and e[:1] == [":goal"]]
-    if _reads_cost(body) or _reads_cost(goal):
+    if _costs_read(d_text, p_text, domain, problem):
         return None
+    d_expr, p_expr = parse(d_text, str(domain))[0], parse(p_text, str(problem))[0]
     return _text(_drop_costs(d_expr)) + "\n", _text(_drop_costs(p_expr)) + "\n"
 
 
@@ -308,7 +312,7 @@ def repair(task: Task, domain: str | Path, problem: str | Path, steps: Sequence[
     does not support is skipped. LPG's actions come back in the seed's order where that
     order stays valid (`resequence`). The returned plan is not judged here."""
     kept, dropped = groundable(task, steps)
-    if why := unsupported(task):
+    if why := unsupported(domain, problem):
         return RepairResult("skipped", detail=why, seed_length=len(kept), dropped=dropped)
     status, plan, seconds, detail = run_lpg(domain, problem, kept, seed, timeout)
     if plan is not None:
