@@ -273,31 +273,38 @@ def resequence(task: Task, seed_steps: Sequence[Step], plan: Sequence[Step]) -> 
 
     LPG schedules the plan it returns by earliest start time, so actions that do not
     interact come back in another order than the seed's (a valid 36-step logistics seed
-    returned as the same 36 actions, 26 edits away). This puts LPG's actions, one at a
-    time, in the order of the seed: the applicable action that comes first in the seed,
-    actions the seed lacks only when no seed action applies. If that order fails to
-    reach the goal, LPG's own order is kept. The actions are LPG's either way."""
+    returned as the same 36 actions, 26 edits away). Each of LPG's actions gets a rank:
+    its position in the seed where the seed has it, else just before the next action
+    that has one (an inserted action is there to enable what follows it). Actions are
+    then taken one at a time: the applicable one of lowest rank. If that order fails to
+    reach the goal, or lies further from the seed, LPG's own order is kept. The actions
+    are LPG's either way."""
     positions: dict[Step, list[int]] = {}
     for i, step in enumerate(seed_steps):
         positions.setdefault(step, []).append(i)
-    remaining = list(plan)
+    rank: list[float | None] = [None] * len(plan)
+    for k, step in enumerate(plan):
+        if positions.get(step):
+            rank[k] = positions[step].pop(0)
+    following = float(len(seed_steps))
+    for k in range(len(plan) - 1, -1, -1):
+        if rank[k] is None:
+            rank[k] = following - 0.5
+        else:
+            following = rank[k]
+    remaining = sorted(range(len(plan)), key=lambda k: (rank[k], k))
     state, out = task.init, []
     try:
         while remaining:
-            ranked = sorted(range(len(remaining)),
-                            key=lambda k: (positions[remaining[k]][0] if positions.get(remaining[k])
-                                           else len(seed_steps), k))
-            for k in ranked:
-                op = task.operator(*remaining[k])
+            for k in remaining:
+                op = task.operator(*plan[k])
                 if op.applicable(state):
                     break
             else:
                 return list(plan)
-            step = remaining.pop(k)
-            if positions.get(step):
-                positions[step].pop(0)
+            remaining.remove(k)
             state = op.apply(state)
-            out.append(step)
+            out.append(plan[k])
     except GroundingError:
         return list(plan)
     if not task.goal_holds(state) or levenshtein(seed_steps, out) > levenshtein(seed_steps, plan):
