@@ -220,3 +220,19 @@ def test_repair_table():
     assert t["mean_distance"] == 2 and t["mean_repaired_length"] == 10
     assert t["distance_per_length"] == pytest.approx(0.2)
     assert repair_table(pl.DataFrame([{**base, "task": "p01"}])).height == 0
+
+
+def test_resequence_restores_the_seed_order_of_independent_actions():
+    """LPG returns its plan by earliest start time; the seed's order comes back where valid."""
+    folder = DOMAINS / "gripper"
+    task = load_task(folder / "domain.pddl", folder / "problems" / "p02.pddl")
+    seed = parse_plan("(pick ball1 rooma left) (pick ball2 rooma right) (move rooma roomb) "
+                      "(drop ball1 roomb left) (drop ball2 roomb right)")
+    lpg = [seed[1], seed[0], seed[2], seed[4], seed[3]]
+    assert validate(task, lpg).valid and R.resequence(task, seed, lpg) == seed
+    # an action the seed lacks stays just before the one it enables
+    short = [seed[0], seed[1], seed[3], seed[4]]
+    assert R.resequence(task, short, lpg) == seed
+    # an order that cannot be kept leaves LPG's
+    assert R.resequence(task, [seed[3], seed[0]], lpg) in (lpg, seed)
+    assert validate(task, R.resequence(task, [seed[3], seed[0]], lpg)).valid
