@@ -236,3 +236,35 @@ def test_resequence_restores_the_seed_order_of_independent_actions():
     # an order that cannot be kept leaves LPG's
     assert R.resequence(task, [seed[3], seed[0]], lpg) in (lpg, seed)
     assert validate(task, R.resequence(task, [seed[3], seed[0]], lpg)).valid
+
+
+SHARED_ROOT = Path(__file__).resolve().parents[2] / "shared" / "planbench" / "plan-bench"
+
+
+@needs_lpg
+@pytest.mark.skipif(not SHARED_ROOT.is_dir(), reason="PlanBench material not at ../shared/planbench")
+def test_planbench_repair_command(tmp_path, capsys):
+    """`planaudit planbench repair --json` on a few recorded GPT-4 t1 plans (two valid, two not)."""
+    import json
+
+    from planaudit.cli import main
+
+    source = SHARED_ROOT / "results" / "blocksworld_3" / "gpt-4_chat" / "task_1_plan_generation.json"
+    data = json.loads(source.read_text())
+    valid = [i for i in data["instances"] if i["llm_correct"]][:2]
+    wrong = [i for i in data["instances"] if not i["llm_correct"]][:2]
+    data["instances"] = valid + wrong
+    path = tmp_path / "results" / "blocksworld_3" / "gpt-4_chat" / "task_1_plan_generation.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data))
+    assert main(["planbench", "repair", str(path), "--root", str(SHARED_ROOT), "--json",
+                 "--seed", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == ["instances", "repaired", "valid_after_repair", "valid_seeds",
+                         "valid_seeds_unchanged", "mean_distance", "mean_repaired_length",
+                         "mean_seconds"]
+    assert out["instances"] == 4 and out["valid_seeds"] == 2 and out["valid_seeds_unchanged"] == 2
+    assert out["repaired"] == out["valid_after_repair"] == 4
+    assert out["mean_distance"] > 0
+    t3 = SHARED_ROOT / "results" / "blocksworld_3" / "gpt-4_chat" / "task_3_plan_verification.json"
+    assert main(["planbench", "repair", str(t3), "--json"]) == 2
