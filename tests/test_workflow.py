@@ -161,6 +161,9 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     assert rows["reference"].all()
     # VAL judged the final plan too (offline.witness: val in config/config.yaml); no plan on p09
     assert rows["val_valid"].to_list() == [True, None]
+    # heuristic mode (offline.repair in config/config.yaml): only rejected plans go to LPG
+    assert rows["repair_skipped"].to_list() == ["valid plan (only_invalid)", "no plan extracted"]
+    assert rows["repaired"].to_list() == [None, None]
     witness = list(csv.DictReader((tmp_path / "results" / "report" / "witness.csv").open()))
     assert [(w["method"], w["plans"], w["agree"], w["disagree"]) for w in witness] == [
         ("direct", "1", "1", "0"), ("tot", "1", "1", "0")]
@@ -230,6 +233,13 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     # turning the witness off reruns every offline job, and no online one
     cfg["offline"]["params"]["tot"] = {"depth": 2, "samples": 2}
     cfg["offline"]["witness"] = "none"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    dry = run("-n")
+    assert re.search(r"offline_oracle\s+2\n", dry.stdout), dry.stdout
+    assert "online_oracle" not in dry.stdout, dry.stdout
+    # so does changing heuristic mode's settings
+    cfg["offline"]["witness"] = "val"
+    cfg["offline"]["repair"] = {"enabled": True, "only_invalid": False, "seed": 1}
     cfg_path.write_text(yaml.safe_dump(cfg))
     dry = run("-n")
     assert re.search(r"offline_oracle\s+2\n", dry.stdout), dry.stdout

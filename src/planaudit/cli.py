@@ -265,6 +265,7 @@ def _preflight(entries: list[dict]) -> None:
 
 def cmd_shard(args) -> int:
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.formal.repair import RepairUnavailable
     from planaudit.formal.witness import WitnessUnavailable
     from planaudit.shard import ShardFailed, run_shard
 
@@ -278,6 +279,8 @@ def cmd_shard(args) -> int:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:
         raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
+    except RepairUnavailable as e:
+        raise InputError(f"config {args.regime}.repair: {e} (or set enabled: false)") from None
     except ShardFailed as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return EXIT_NEGATIVE
@@ -301,6 +304,7 @@ def cmd_episode(args) -> int:
         reference_meta,
         shard_hash,
     )
+    from planaudit.formal.repair import RepairUnavailable
     from planaudit.formal.witness import WitnessUnavailable
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client
@@ -317,6 +321,8 @@ def cmd_episode(args) -> int:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:
         raise InputError(f"config {regime}.witness: {e} (or set witness: none)") from None
+    except RepairUnavailable as e:
+        raise InputError(f"config {regime}.repair: {e} (or set enabled: false)") from None
     folder = _prepared(config, args.task, Path(args.results or config.get("results", "results")))
     _preflight([entry])
     run_episode = episode_runner(regime, entry)

@@ -51,6 +51,11 @@ def method_params(config: dict, regime: str, method: str, setting: str | None = 
         params["budget"] = section["budget"]
     if section.get("witness", "none") != "none":  # offline: VAL judges the final plan too
         params["witness"] = section["witness"]
+    repair = section.get("repair") or {}
+    if repair.get("enabled"):  # offline: heuristic mode, LPG repairs the final plan
+        params["repair"] = {"only_invalid": bool(repair.get("only_invalid", True)),
+                            "seed": int(repair.get("seed", 0)),
+                            "timeout": float(repair.get("timeout", 10.0))}
     params.update((section.get("params") or {}).get(method, {}))
     if regime == "online" and setting is not None:
         from planaudit.compliance.settings import SettingError, resolve

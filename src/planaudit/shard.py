@@ -39,12 +39,16 @@ class ShardFailed(RuntimeError):
 
 
 def require_witness(params: dict) -> None:
-    """Before the first call: the witness the config asks for can run here (else
-    WitnessUnavailable, saying how to install it)."""
+    """Before the first call: the witness (VAL) and the repairer (LPG) the config asks for
+    can run here (else WitnessUnavailable or RepairUnavailable, saying how to install it)."""
     if params.get("witness") == "val":
         from planaudit.formal.witness import val_binary
 
         val_binary()
+    if "repair" in params:
+        from planaudit.formal.repair import lpg_binary
+
+        lpg_binary()
 
 
 def episode_runner(regime: str, entry: dict):

@@ -26,7 +26,7 @@ from planaudit.analysis.figure_catalog import FIGURES, why_not
 
 TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "compliance", "compliance_tests",
                "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
-               "curriculum")
+               "repair", "curriculum")
 TABLE_CAPTIONS = {
     "main": "Per regime × model × method: success on solvable tasks, executability (every "
             "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
@@ -54,6 +54,17 @@ TABLE_CAPTIONS = {
                "ignores surplus action arguments; undefined_order: VAL's order-dependent handling "
                "of undefined values; equal_timestamps) or as unexplained, a bug to chase. "
                "val_no_verdict: VAL refused the domain or problem, crashed or timed out.",
+    "repair": "Heuristic mode (offline.repair): LPG's plan repair seeded with each episode's "
+              "extracted plan on solvable tasks (only the plans planaudit rejects, with "
+              "only_invalid). plans: episodes in scope; skipped: LPG not run (a valid plan "
+              "under only_invalid, no plan extracted, an unsolvable task, a domain that "
+              "reads total-cost: the rows' repair_skipped); attempted: plans LPG was "
+              "seeded with; repaired: a plan "
+              "came back; valid_after_repair: planaudit accepts it (LPG is never trusted). "
+              "repair_rate: valid repaired plans of those attempted; mean_distance: "
+              "Levenshtein distance in actions between the model's plan and the valid "
+              "repaired one; distance_per_length: mean distance / mean repaired length; "
+              "mean_seconds: LPG's wall time per attempt.",
     "curriculum": "The curriculum regime, laid out as PlanBench's Table 1: per test case (t1 "
                   "plan generation, t2 cost-optimal planning, t3 plan verification, t4 plan "
                   "reuse, t5 generalisation, t6 replanning, t7 plan execution reasoning, t8_1/2/3 "

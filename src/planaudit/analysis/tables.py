@@ -33,7 +33,8 @@ from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
-           "witness", "compliance", "compliance_tests", "settings", "determinism", "curriculum")
+           "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
+           "curriculum")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -313,6 +314,41 @@ def witness_table(ep: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=WITNESS)
 
 
+# -- repair (heuristic mode) -------------------------------------------------------------
+
+REPAIR = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "method": pl.String,
+          "plans": pl.Int64, "skipped": pl.Int64, "attempted": pl.Int64, "repaired": pl.Int64,
+          "valid_after_repair": pl.Int64, "repair_rate": pl.Float64, "mean_distance": pl.Float64,
+          "mean_repaired_length": pl.Float64, "distance_per_length": pl.Float64,
+          "mean_seconds": pl.Float64}
+
+
+def repair_table(ep: pl.DataFrame) -> pl.DataFrame:
+    """Per model × method with heuristic mode on (offline.repair): plans LPG was seeded with
+    (`attempted`; `skipped`: not run, see repair_skipped), plans it returned, and those
+    planaudit finds valid. repair_rate: valid repaired plans / attempted; distance (in
+    actions, from the model's plan) and length over the valid repaired plans;
+    distance_per_length: mean distance / mean repaired length."""
+    if "repair_skipped" not in ep.columns:
+        return pl.DataFrame(schema=REPAIR)
+    ran = ep.filter(pl.col("repair_skipped").is_not_null() | pl.col("repaired").is_not_null())
+    rows = []
+    for g in _labelled(ran).partition_by(CONFIG, maintain_order=True):
+        tried = g.filter(pl.col("repaired").is_not_null())
+        good = tried.filter(pl.col("repaired") & pl.col("repair_valid").fill_null(False))
+        dist, length = good["repair_distance"].mean(), good["repair_length"].mean()
+        rows.append({"regime": g["regime"][0], "model": g["model"][0],
+                     "reference": g["reference"][0], "method": g["method"][0],
+                     "plans": g.height, "skipped": g.height - tried.height,
+                     "attempted": tried.height, "repaired": int(tried["repaired"].sum()),
+                     "valid_after_repair": good.height,
+                     "repair_rate": good.height / tried.height if tried.height else None,
+                     "mean_distance": dist, "mean_repaired_length": length,
+                     "distance_per_length": dist / length if dist is not None and length else None,
+                     "mean_seconds": tried["repair_seconds"].mean()})
+    return pl.DataFrame(rows, schema=REPAIR)
+
+
 # -- rendering ------------------------------------------------------------------------
 
 _FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
@@ -443,6 +479,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "online_vs_offline": versus,
         "power": power_table(ep, comparisons, versus, alpha),
         "witness": witness_table(ep),
+        "repair": repair_table(ep),
         "curriculum": curriculum,
         **compliance_tables(raw, alpha),
     }

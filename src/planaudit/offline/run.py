@@ -5,7 +5,8 @@ the hidden `domain.pddl`/`problem.pddl`), sends every call through `llm/`, and
 returns its row and its transcript (every message and every call record, enough
 to re-score it without calling the model again). With the `witness: val` switch,
 VAL judges the final plan too (`val_valid`, `val_detail`): a second opinion beside
-planaudit's verdict, never instead of it.
+planaudit's verdict, never instead of it. With `repair` (heuristic mode), LPG repairs
+the extracted plan and planaudit judges the repaired one (`repair_columns`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from planaudit import __version__
 from planaudit.episode import failure_record, offline_outcome
 from planaudit.formal import load_task, validate
 from planaudit.formal.plan import format_step
+from planaudit.formal.repair import levenshtein, repair
 from planaudit.formal.syntax import parse
 from planaudit.formal.witness import run_val
 from planaudit.llm.client import Call, Client
@@ -86,6 +88,45 @@ def failure_detail(failure, extraction) -> str | None:
     if failure.unsatisfied:
         text += "; unsatisfied: " + " ".join(failure.unsatisfied)
     return text
+
+
+REPAIR_COLUMNS = ("repaired", "repair_valid", "repair_seconds", "repair_distance", "repair_length",
+                  "repair_seed_length", "repair_dropped", "repair_skipped", "repair_status",
+                  "repair_detail")
+
+
+def repair_columns(task, folder: Path, steps, solvable: bool, plan_valid: bool,
+                   settings: dict) -> dict:
+    """Heuristic mode: LPG repairs the extracted plan, planaudit judges what comes back.
+
+    Not run (`repair_skipped` says why): no plan was extracted (malformed, UNSOLVABLE or
+    an error), the task is unsolvable (no valid plan exists to repair towards), the plan
+    is valid and `only_invalid` is set, or LPG does not support the domain. Steps that
+    do not ground (unknown action or object, wrong arity or types) are not handed to
+    LPG: `repair_dropped` counts them, and the distance is still measured from the
+    model's whole plan, so a dropped step counts as an edit."""
+    row = dict.fromkeys(REPAIR_COLUMNS)
+    if steps is None:
+        row["repair_skipped"] = "no plan extracted"
+    elif not solvable:
+        row["repair_skipped"] = "unsolvable task"
+    elif plan_valid and settings.get("only_invalid", True):
+        row["repair_skipped"] = "valid plan (only_invalid)"
+    if row["repair_skipped"]:
+        return row
+    result = repair(task, folder / "domain.pddl", folder / "problem.pddl", steps,
+                    seed=int(settings.get("seed", 0)), timeout=float(settings.get("timeout", 10.0)))
+    row.update(repair_status=result.status, repair_seed_length=result.seed_length,
+               repair_dropped=len(result.dropped), repair_detail=result.detail or None)
+    if result.status == "skipped":
+        row.update(repair_skipped=result.detail, repair_detail=None)
+        return row
+    row.update(repaired=result.repaired, repair_seconds=round(result.seconds, 4))
+    if result.repaired:
+        row.update(repair_valid=validate(task, result.steps).valid,
+                   repair_distance=levenshtein(steps, result.steps),
+                   repair_length=len(result.steps))
+    return row
 
 
 def _sum(calls: list[Call], attr: str):
@@ -158,6 +199,12 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         )
     row["val_valid"] = val.valid if val else None
     row["val_detail"] = val.describe() if val else None
+    if "repair" in params:
+        plan_ok = (reply is not None and ex.kind == "plan" and verdict is not None
+                   and verdict.valid)
+        steps = ex.steps if reply is not None and ex.kind == "plan" else None
+        row.update(await asyncio.to_thread(
+            repair_columns, task, folder, steps, solvable, plan_ok, params["repair"]))
     row["error"] = error
     row["success"] = row["outcome"] == "success"
     row["detected"] = row["outcome"] == "detected"

@@ -11,7 +11,7 @@ def add_parser(sub) -> tuple:
     """Add `planbench` to the top-level subparsers; returns (group parser, its subparsers)
     so that other modules can add their commands to the same group."""
     pb = sub.add_parser("planbench", help="PlanBench: replay recorded results files, "
-                                          "show a generated test case")
+                                          "repair their plans with LPG, show a generated test case")
     psub = pb.add_subparsers(dest="planbench_command", required=True)
     r = psub.add_parser("replay", help="score a PlanBench results file again and compare with "
                                        "the verdicts it records")
@@ -22,7 +22,47 @@ def add_parser(sub) -> tuple:
                                      "published, strict); default: the one the file was scored by")
     r.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     r.set_defaults(func=cmd_replay)
+    h = psub.add_parser("repair", help="heuristic mode: LPG repairs every plan of a t1 or t2 "
+                                       "results file; planaudit judges the repaired plans")
+    h.add_argument("results", metavar="RESULTS.json")
+    h.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
+                                   "the file sits in")
+    h.add_argument("--seed", type=int, default=0, help="LPG's -seed (default 0)")
+    h.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds per plan, wall clock and LPG's -cputime (default 10)")
+    h.add_argument("--jobs", type=int, default=1, help="LPG runs at once (default 1)")
+    h.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    h.set_defaults(func=cmd_repair)
     return pb, psub
+
+
+def cmd_repair(args) -> int:
+    from planaudit.formal.repair import RepairUnavailable, lpg_binary
+    from planaudit.planbench.material import MaterialError
+    from planaudit.planbench.repair import SUMMARY_KEYS, repair_file
+    from planaudit.planbench.replay import ResultsError
+
+    try:
+        lpg_binary()
+        s = repair_file(args.results, args.root, args.seed, args.timeout, args.jobs)
+    except RepairUnavailable as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return 2
+    except (ResultsError, MaterialError) as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({k: s[k] for k in SUMMARY_KEYS}))
+        return 0
+    print(f"{s['file']}: {s['task']} {s['domain']} {s['model']}, dialect {s['dialect']}, "
+          f"LPG seed {s['seed']}")
+    print(f"  {s['instances']} plans: {s['repaired']} repaired, {s['valid_after_repair']} valid "
+          f"after repair; {s['valid_seeds']} valid as given, {s['valid_seeds_unchanged']} of them "
+          "unchanged")
+    print(f"  mean distance {s['mean_distance']} actions, mean repaired length "
+          f"{s['mean_repaired_length']}, {s['mean_seconds']} s a plan")
+    print(f"  LPG: {s['statuses']}; {s['dropped_steps']} steps dropped (not groundable)")
+    return 0
 
 
 def cmd_replay(args) -> int:
