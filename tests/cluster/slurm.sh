@@ -89,6 +89,7 @@ SlurmdParameters=config_overrides
 EnforcePartLimits=ALL
 ReturnToService=2
 MinJobAge=300
+AccountingStoreFlags=job_comment
 SchedulerParameters=sched_interval=2
 MailProg=/bin/true
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN

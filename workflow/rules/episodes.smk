@@ -92,6 +92,7 @@ for _regime in REGIMES:
                 transcripts=shard_path("transcripts", _regime, _model),
             resources:
                 **{RESOURCES[_model]: 1},
+                **job_resources("shard"),
             log:
                 f"{RESULTS}/logs/{_regime}/{_model}/{{method}}.log",
             conda:
