@@ -152,6 +152,7 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         tasks += [(domain, f) for f in folders]
     require_witness(method_params(config, regime, method))
     cache_dir = config.get("cache", ".cache/planaudit")
+    Cache(cache_dir).require_writable()  # before any request: a reply must have a home
     label = f"{regime}/{model}/{method}"
     progress = Progress(label, len(tasks), progress_every)
     rows = asyncio.run(_run(config, regime, model, method, tasks,
