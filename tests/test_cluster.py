@@ -12,6 +12,7 @@ cluster it skips saying why, unless CI is set: then failing to bring one up fail
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -159,7 +160,7 @@ def test_a_models_cap_holds_on_the_cluster(runs):
         spans = sorted((j["start"], j["end"]) for j in jobs
                        if _rule(j["comment"]) in (f"offline_{model}", f"online_{model}"))
         assert len(spans) == 3
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(spans):
             assert end <= start, (model, spans)
 
 
@@ -200,5 +201,6 @@ def test_a_rejected_submission_is_named_and_loses_nothing(runs):
     out = again.stdout + again.stderr
     assert again.returncode == 0, out[-3000:]
     resubmitted = Counter(_rule(j["comment"]) for j in _sacct(_submitted(out)))
-    assert resubmitted == Counter(["offline_oracle", "online_oracle", "collect", "tables", "figures", "report"])
+    assert resubmitted == Counter(
+        ["offline_oracle", "online_oracle", "collect", "tables", "figures", "report"])
     assert {p: p.read_bytes() for p in shards} == before and new.read_bytes() == kept
