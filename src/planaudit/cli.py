@@ -326,7 +326,12 @@ def cmd_episode(args) -> int:
     folder = _prepared(config, args.task, Path(args.results or config.get("results", "results")))
     _preflight([entry])
     run_episode = episode_runner(regime, entry)
-    client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
+    cache = Cache(config.get("cache", ".cache/planaudit"))
+    try:
+        cache.require_writable()
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    client = Client(model_config(entry), cache)
     row, transcript = asyncio.run(run_episode(
         client, args.method, params, folder, task_name=args.task,
         config_hash=shard_hash(entry, args.method, params),
@@ -381,6 +386,15 @@ def cmd_check(args) -> int:
         raise InputError(f"no model named {', '.join(sorted(unknown))} in the config (have: "
                          f"{', '.join(m['name'] for m in config.get('models', [])) or 'none'})")
     failed = 0
+    unwritable = False
+    if "cache" in config:  # a full config (`--config`): its cache must take replies
+        from planaudit.llm.cache import Cache
+
+        try:
+            Cache(config["cache"]).require_writable()
+        except ValueError as e:
+            print(f"planaudit check: {e}", file=sys.stderr)
+            unwritable = True
     for entry in entries:
         problems = check_model(entry)
         failed += bool(problems)
@@ -390,15 +404,14 @@ def cmd_check(args) -> int:
               f"resource {resource_name(entry['name'])}: {status}")
         for p in problems:
             print(f"  {p}")
-    if args.out and not failed:
+    if args.out and not failed and not unwritable:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps([m["name"] for m in entries]) + "\n")
     if failed:
         print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent "
               "(`planaudit check --config FILE` checks every model of a config at once)",
               file=sys.stderr)
-        return EXIT_INPUT
-    return EXIT_OK
+    return EXIT_INPUT if failed or unwritable else EXIT_OK
 
 
 def cmd_estimate(args) -> int:

@@ -162,6 +162,7 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         tasks += [(domain, f, e) for f in folders for e in range(repeats)]
     require_witness(method_params(config, regime, method, setting))
     cache_dir = config.get("cache", ".cache/planaudit")
+    Cache(cache_dir).require_writable()  # before any request: a reply must have a home
     label = f"{regime}/{model}/{method}" + (f"/{setting}" if setting else "")
     progress = Progress(label, len(tasks), progress_every)
     rows = asyncio.run(_run(config, regime, model, method, tasks,

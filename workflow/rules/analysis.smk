@@ -16,6 +16,8 @@ rule collect:
         schema=ROW_SCHEMA,
     output:
         EPISODES,
+    resources:
+        **job_resources("analysis"),
     log:
         f"{RESULTS}/logs/analysis/collect.log",
     conda:
@@ -43,6 +45,8 @@ rule tables:
         seed=ANALYSIS.get("seed", 0),
         bootstrap=ANALYSIS.get("bootstrap", 2000),
         alpha=ANALYSIS.get("alpha", 0.05),
+    resources:
+        **job_resources("analysis"),
     log:
         f"{RESULTS}/logs/analysis/tables.log",
     conda:
@@ -69,6 +73,8 @@ rule calibrate:
     params:
         spec=lambda wc: json.dumps({k: config[k] for k in ("calibration", "analysis") if k in config}),
         out=CALIBRATION_DIR,
+    resources:
+        **job_resources("analysis"),
     log:
         f"{RESULTS}/logs/analysis/calibrate.log",
     conda:

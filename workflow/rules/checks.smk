@@ -10,6 +10,8 @@ rule check_model:
         # the entry itself: a changed entry is checked again (and its shards rerun anyway)
         spec=model_spec,
     priority: 100  # first of all ready jobs: a model that cannot answer fails the run at once
+    resources:
+        **job_resources("check"),
     log:
         f"{RESULTS}/logs/checks/{{model}}.log",
     conda:

@@ -1,5 +1,7 @@
 # Config validation and target lists: the only bookkeeping in the workflow.
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -18,6 +20,48 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 ENTRIES = {(e.domain, e.id): e for e in load_suite(SUITE)}
 TRUTHS = [f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES]
 SUITE_DOMAINS = list(dict.fromkeys(d for d, _ in ENTRIES))
+
+
+# What one job asks a cluster for (README, "Jobs" and "Cluster (SLURM)"): minutes of wall
+# time and MB of memory, sized from the measured jobs with room for real models; locally
+# they limit nothing unless `--resources mem_mb=...` is given. `slurm_partition` from the
+# config goes to every job (absent: the cluster's default partition).
+JOB_SIZES = {
+    "check": (10, 1000),  # under 1 s; 4-7 s importing litellm
+    "suite": (120, 4000),  # 10 s - 2 min measured; A* (truth.astar_seconds CPU s) and the
+    # external planner (truth.external_seconds) per task bound it; 200 MB measured
+    "shard": (720, 4000),  # episodes x calls x latency / max_concurrency with a real model
+    "curriculum": (360, 4000),
+    "analysis": (60, 8000),  # collect, tables (bootstrap), figures, report
+}
+
+
+def check_partition(name):
+    """A partition the cluster does not have is an error naming it, before any job is
+    submitted (sbatch would refuse every job one by one). Without sinfo (a local run), or
+    when sinfo cannot reach a controller, nothing is checked here."""
+    if not name or not shutil.which("sinfo"):
+        return
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%R"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    have = sorted(set(out.stdout.split()))
+    if out.returncode == 0 and have and name not in have:
+        raise ValueError(
+            f"config slurm_partition: the cluster has no partition '{name}' (have: {', '.join(have)})"
+        )
+
+
+check_partition(config.get("slurm_partition"))
+
+
+def job_resources(kind):
+    runtime, mem_mb = JOB_SIZES[kind]
+    res = {"runtime": runtime, "mem_mb": mem_mb}
+    if config.get("slurm_partition"):
+        res["slurm_partition"] = config["slurm_partition"]
+    return res
 
 
 def domain_inputs(domain):

@@ -75,6 +75,7 @@ for _model in MODELS:
             transcripts=curriculum_transcripts(_model),
         resources:
             **{RESOURCES[_model]: 1},
+            **job_resources("curriculum"),
         log:
             f"{RESULTS}/logs/curriculum/{_model}/{{test}}.log",
         conda:

@@ -124,6 +124,7 @@ for _regime in REGIMES:
                 transcripts=shard_path("transcripts", _regime, _model),
             resources:
                 **{RESOURCES[_model]: 1},
+                **job_resources("shard"),
             log:
                 f"{RESULTS}/logs/{_regime}/{_model}/{JOB_FOLDER[_regime]}.log",
             conda:

@@ -30,6 +30,8 @@ rule figures:
         svg=[f"{FIGURE_DIR}/{name}.svg" for name in FIGURES],
     params:
         out=lambda wc, output: Path(output.png[0]).parent,
+    resources:
+        **job_resources("analysis"),
     log:
         f"{RESULTS}/logs/analysis/figures.log",
     conda:
@@ -51,6 +53,8 @@ rule report:
         spec=json.dumps(config),
         tables=lambda wc, input: Path(input.tables[0]).parent,
         figures=lambda wc, input: Path(input.figures[0]).parent,
+    resources:
+        **job_resources("analysis"),
     log:
         f"{RESULTS}/logs/analysis/report.log",
     conda:

@@ -34,6 +34,8 @@ for _domain in SUITE_DOMAINS:
             ),
             limits=TRUTH_LIMITS,
             suite_dir=lambda wc, output: Path(output[0]).parent.parent.parent,
+        resources:
+            **job_resources("suite"),
         log:
             f"{RESULTS}/logs/suite/{_domain}.log",
         conda:
@@ -50,6 +52,8 @@ rule summary:
     output:
         summary=SUMMARY,
         audit=AUDIT,
+    resources:
+        **job_resources("analysis"),
     log:
         f"{RESULTS}/logs/suite/summary.log",
     conda:

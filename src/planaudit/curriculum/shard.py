@@ -172,6 +172,7 @@ def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str]
         found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir))
         work += [(key, c, scorer) for c in found]
     paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains}
+    Cache(config.get("cache", ".cache/planaudit")).require_writable()  # before any request
     rows = asyncio.run(_run(config, model, test, work, paths, cfg))
     if rows and all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})

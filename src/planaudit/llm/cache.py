@@ -30,9 +30,29 @@ def cache_key(request: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+class CacheUnwritable(ValueError):
+    """The cache folder cannot take an entry: said before any request is sent, since every
+    paid reply would otherwise be lost (invariant 5)."""
+
+
 class Cache:
     def __init__(self, root: str | Path):
         self.root = Path(root)
+
+    def require_writable(self) -> None:
+        """Create the folder if need be and write (then remove) a probe entry the way `put`
+        writes one; CacheUnwritable names the folder and the reason when that fails."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-probe-")
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as e:
+            raise CacheUnwritable(
+                f"cache {self.root}: cannot write a reply there ({e.strerror or e}); "
+                "no request was sent. Make it writable or set `cache:` in the config "
+                "to a folder this job can write (on a cluster, a shared filesystem)"
+            ) from None
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
