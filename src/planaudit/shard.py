@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from planaudit import atomic
 from planaudit.experiment import (
     method_params,
     model_config,
@@ -108,10 +109,10 @@ async def _run(config: dict, regime: str, model: str, method: str,
             client, method, params, folder, task_name=f"{domain}/{folder.name}",
             config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""))
         # written as soon as the episode ends: a killed job keeps every finished transcript
-        with (transcripts[domain] / f"{folder.name}.jsonl").open("w") as fh:
-            for step in transcript:
-                fh.write(json.dumps(step) + "\n")
-            fh.write(json.dumps({"row": row}) + "\n")
+        # atomically: a transcript on disk is a whole one (it ends with its row)
+        atomic.write_text(transcripts[domain] / f"{folder.name}.jsonl",
+                          "".join(json.dumps(step) + "\n" for step in transcript)
+                          + json.dumps({"row": row}) + "\n")
         progress.episode(f"{domain}/{folder.name}", row)
         return row
 
@@ -166,7 +167,6 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         frame = pl.DataFrame([r for r, (d, _) in zip(rows, tasks, strict=True) if d == domain],
                              infer_schema_length=None)
         path = _path(out, domain)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(path)
+        atomic.write_parquet(frame, path)
         frames[domain] = frame
     return frames
