@@ -155,6 +155,12 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128  # the default backlog (5) drops connections a shard opens at once
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client killed or gone
+            super().handle_error(request, client_address)
+
 
 class FakeOpenAI:
     def __init__(self, script: list[dict] | None = None, responder: Responder | None = None,
