@@ -405,7 +405,7 @@ OUTCOMES = {"success", "detected", "goal-not-reached", "inapplicable-action", "m
 
 
 def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episodes: int = 1000,
-              max_retries: int = 3, concurrency: int = 64, timeout: float = 1.0, seed: int = 0,
+              max_retries: int = 3, concurrency: int = 64, timeout: float = 5.0, seed: int = 0,
               broken_tool_args: float = 0.0, results: Path | None = None) -> dict:
     """One shard (offline direct: one call an episode; online react: a few) on `episodes`
     tasks against the faulty server. Checks every claim of the module docstring;
@@ -433,6 +433,7 @@ def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episod
                            suite, out, tmp / "transcripts" / regime / "{domain}",
                            progress_every=600)
         wall = time.monotonic() - start
+        time.sleep(timeout + 1.5)  # a time-out fault still sleeping logs its request
     finally:
         proc.terminate()
         proc.wait()
@@ -441,29 +442,60 @@ def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episod
     assert rows.height == episodes
     assert set(rows["outcome"]) <= OUTCOMES  # every episode ends in a defined outcome
 
-    # which must fail: the episodes one of whose prompts has a schedule that exhausts the
-    # retries (an episode ends at its first failed call)
+    # Offline: attempts the server never logged, a request the loaded server did not
+    # read before the client's time-out (a real time-out, not one of the schedule; seen
+    # with a 1 s time-out on a loaded machine, none at 5 s). Counted per episode from its
+    # transcript, reported, and allowed for below.
     by_instance: dict[str, set[str]] = {}
     for r in served:
         by_instance.setdefault(r["instance"], set()).add(r["key"])
+    logged = Counter(r["instance"] for r in served)
+    unscheduled: Counter = Counter()
+    exact = regime == "offline"
+    for p in (tmp / "transcripts" / regime).rglob("*.jsonl") if exact else ():
+        steps = [json.loads(line) for line in p.read_text().splitlines()]
+        attempts = sum(s["call"]["attempts"] for s in steps if "call" in s)
+        inst = p.stem.rsplit("-", 1)[1]
+        unscheduled[inst] = attempts - logged[inst]
+        assert unscheduled[inst] >= 0, (inst, attempts, logged[inst])
+
+    # which must fail: the episodes one of whose prompts has a schedule that exhausts the
+    # retries (an episode ends at its first failed call)
     plans = {k: fault_plan(k, RATES, seed, limit) for keys in by_instance.values() for k in keys}
     must_fail = {inst for inst, keys in by_instance.items()
-                 if any(len(plans[k]) > max_retries for k in keys)}
+                 if any(len(plans[k]) + unscheduled[inst] > max_retries for k in keys)}
     failed = {t.rsplit("-", 1)[1] for t in rows.filter(pl.col("outcome") == "error")["task"]}
-    assert failed == must_fail, (sorted(failed - must_fail)[:5], sorted(must_fail - failed)[:5])
+    # Offline (one call an episode, its prompt naming the episode): exact. Online, an
+    # agent's first turns do not name the task (it reads it with a tool), so one prompt
+    # serves every episode of a domain and its schedule counts their attempts together:
+    # there only the defined outcomes and the cache are checked.
+    if exact:
+        assert failed == must_fail, (sorted(failed - must_fail)[:5], sorted(must_fail - failed)[:5])
 
     # each prompt was sent exactly as often as its schedule says: no retry too many,
     # none too few, and no failure answered from the cache
     sent = Counter(r["key"] for r in served)
-    for key, plan in plans.items():
-        assert sent[key] == min(len(plan) + 1, max_retries + 1), (key, plan, sent[key])
+    for inst, keys in by_instance.items():
+        for key in keys if exact else ():
+            expected = min(len(plans[key]) + 1, max_retries + 1)
+            if unscheduled[inst]:
+                assert expected - unscheduled[inst] <= sent[key] <= expected, (inst, key)
+            else:
+                assert sent[key] == expected, (key, plans[key], sent[key])
     injected = Counter(r["fault"] for r in served if r["fault"])
     broken = sum(bool(r.get("broken_tool_args")) for r in served)
 
     # the cache holds exactly the answered calls, each an answer (its ref), no failure
     entries = [json.loads(p.read_text()) for p in cache.rglob("*.json")]
     assert all(e["error"] is None and REF.search(e["content"] or "") for e in entries)
-    assert len(entries) == sum(len(plan) <= max_retries for plan in plans.values())
+    cached = Counter(REF.search(e["content"]).group(1) for e in entries)
+    answered = {r["key"] for r in served if r["fault"] is None}  # a reply was sent
+    assert set(cached) <= answered  # no cache entry but from an answer
+    if exact:  # every answered call is cached once, bar a reply sent after a time-out
+        assert max(cached.values(), default=1) == 1
+        assert len(answered) - sum(unscheduled.values()) <= len(entries) <= len(answered)
+    if exact and not sum(unscheduled.values()):
+        assert len(entries) == sum(len(plan) <= max_retries for plan in plans.values())
 
     # the retry budget: each attempt's time-out (for a time-out) or a request's worth
     # (0.1 s), plus each backoff (at most backoff_cap = 0.1 s), spread over the pool
@@ -475,7 +507,9 @@ def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episod
     assert wall < bound, (wall, bound)
     return {"regime": f"{regime}/{method}", "episodes": rows.height, "requests": len(served),
             "faults": dict(sorted(injected.items())), "faults_total": sum(injected.values()),
-            "broken_tool_args": broken, "errors": len(failed), "must_fail": len(must_fail),
+            "broken_tool_args": broken,
+            "unscheduled_failures": sum(unscheduled.values()) if exact else None,
+            "errors": len(failed), "must_fail": len(must_fail) if exact else None,
             "cache_entries": len(entries), "outcomes": dict(Counter(rows["outcome"])),
             "wall_s": round(wall, 1), "budget_s": round(budget, 1), "bound_s": round(bound, 1)}
 
