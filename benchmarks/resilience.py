@@ -10,7 +10,19 @@ fault schedule exhausts the retries, wall time against the retry budget.
         [--episodes 1000] [--seed 0]
 
 Every assertion of the test holds on each repetition (a failed one stops the script).
-On 2 shared cores a kill run takes about 5 min, a fault run about 1-2 min.
+On 2 shared cores a kill run takes about 4 min, a fault run about 2 min.
+
+Measured 2026-11-30 (2 cores, load average ~11 from other work; `--kills 2 --faults 1`):
+10 of 10 kills survived (suite, mid-shard offline, mid-shard online, collect, figures,
+twice); 20 episodes, 47 calls uninterrupted; the interrupted runs sent 47 and 48:
+1 repeat, in the in-flight window, 0 lost, 0 episodes lost; every suite kill left one
+temporary file (a write cut short) that nothing read. Faults: 1,000 offline episodes,
+1,557 requests, 574 faults (429 62, 429 with Retry-After 60, 500 61, 502 51, 503 51,
+time-out 24, reset 69, truncated 69, invalid JSON 63, empty choices 64), 17 errors =
+the 17 schedules that exhaust 3 retries, 983 cache entries, no failure among them;
+wall 44 s (28 s in the test run) against 10.9 s of retry budget (the rest is the
+episodes' own CPU on a loaded machine). Online react, 200 episodes: 192 faults, 152
+tool calls with broken arguments, every episode a defined outcome, 7 errors.
 """
 
 from __future__ import annotations
