@@ -111,3 +111,23 @@ def test_no_api_key_reaches_any_written_file(tmp_path):
     assert written
     for p in written:
         assert SECRET not in p.read_text()
+
+
+@pytest.mark.parametrize("kind", ["empty-choices", "invalid-json", "truncated", "reset"])
+def test_broken_body_or_connection_is_retried_and_never_cached(tmp_path, kind):
+    from tests.fake_openai import Responder
+
+    with FakeOpenAI([Responder().fault(kind), reply("ok")]) as srv:
+        c, slept = client(srv, tmp_path)
+        call = run(c)
+    assert call.content == "ok" and call.attempts == 2 and len(slept) == 1
+
+
+def test_empty_choices_after_the_retries_is_an_error_not_a_crash(tmp_path):
+    from tests.fake_openai import Responder
+
+    with FakeOpenAI([Responder().fault("empty-choices")] * 3) as srv:
+        c, _ = client(srv, tmp_path, max_retries=2)
+        call = run(c)
+    assert call.content is None and call.attempts == 3 and "EmptyReply" in call.error
+    assert not [p for p in (tmp_path / "cache").rglob("*.json")]  # a failure is never cached

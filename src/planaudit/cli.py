@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from planaudit import atomic
 from planaudit.formal.sexpr import PDDLError
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
@@ -199,7 +200,7 @@ def cmd_solve(args) -> int:
                    lambda msg: print(msg, file=sys.stderr, flush=True))
     cert = record.pop("certificate_data", None)
     if args.certificate and cert is not None:
-        Path(args.certificate).write_text(dump_certificate(cert))
+        atomic.write_text(args.certificate, dump_certificate(cert))
     if args.json:
         print(json.dumps(record, indent=2))
     else:
@@ -405,8 +406,7 @@ def cmd_check(args) -> int:
         for p in problems:
             print(f"  {p}")
     if args.out and not failed and not unwritable:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps([m["name"] for m in entries]) + "\n")
+        atomic.write_text(args.out, json.dumps([m["name"] for m in entries]) + "\n")
     if failed:
         print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent "
               "(`planaudit check --config FILE` checks every model of a config at once)",
@@ -536,7 +536,7 @@ def cmd_calibrate(args) -> int:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "calibration.json").write_text(json.dumps(cal.result, indent=1) + "\n")
+        atomic.write_text(out / "calibration.json", json.dumps(cal.result, indent=1) + "\n")
         write_table(table(cal.result), "table", out)
         save(draw_calibration(cal.result), out, "power")
     print(json.dumps(result) if args.json else render(cal.result))

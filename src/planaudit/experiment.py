@@ -17,7 +17,8 @@ __all__ = ["ConfigError", "epochs", "load_config", "method_params", "model_confi
            "model_entry", "plan_settings", "reference_meta", "shard_hash"]
 
 MODEL_FIELDS = ("name", "model", "family", "tier", "api_base", "input_price", "output_price",
-                "max_concurrency", "timeout", "max_retries", "api_key_env")
+                "max_concurrency", "timeout", "max_retries", "backoff_base", "backoff_cap",
+                "api_key_env")
 
 
 def model_entry(config: dict, name: str) -> dict:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from planaudit import atomic
 from planaudit.experiment import (
     epochs,
     method_params,
@@ -116,10 +117,10 @@ async def _run(config: dict, regime: str, model: str, method: str,
             **repeat)
         # written as soon as the episode ends: a killed job keeps every finished transcript
         name = folder.name + (f".e{epoch}" if epoch else "")
-        with (transcripts[domain] / f"{name}.jsonl").open("w") as fh:
-            for step in transcript:
-                fh.write(json.dumps(step) + "\n")
-            fh.write(json.dumps({"row": row}) + "\n")
+        # atomically: a transcript on disk is a whole one (it ends with its row)
+        atomic.write_text(transcripts[domain] / f"{name}.jsonl",
+                          "".join(json.dumps(step) + "\n" for step in transcript)
+                          + json.dumps({"row": row}) + "\n")
         progress.episode(f"{domain}/{name}", row)
         return row
 
@@ -178,7 +179,6 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         frame = pl.DataFrame([r for r, (d, _, _) in zip(rows, tasks, strict=True) if d == domain],
                              infer_schema_length=None)
         path = _path(out, domain)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(path)
+        atomic.write_parquet(frame, path)
         frames[domain] = frame
     return frames

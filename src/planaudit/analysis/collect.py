@@ -15,6 +15,8 @@ import polars as pl
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
+from planaudit import atomic
+
 ORDER = ("regime", "model", "method", "plan_setting", "epoch", "domain", "task")
 _DTYPES = {"integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean, "string": pl.String}
 
@@ -88,5 +90,4 @@ def collect(shards: Iterable[Path], schema: dict) -> pl.DataFrame:
 
 
 def write(frame: pl.DataFrame, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.write_parquet(out)
+    atomic.write_parquet(frame, out)

@@ -29,6 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 # what the figures are and when the rows support them (importable without matplotlib)
+from planaudit import atomic
 from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
     CAPTIONS,
     FIGURES,
@@ -463,8 +464,10 @@ def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     paths = [outdir / f"{name}.png", outdir / f"{name}.svg"]
     with mpl.rc_context(RC):
-        fig.savefig(paths[0], dpi=150, facecolor="white", metadata={"Software": None})
-        fig.savefig(paths[1], facecolor="white", metadata={"Date": None, "Creator": None})
+        with atomic.atomic_path(paths[0]) as tmp:
+            fig.savefig(tmp, dpi=150, facecolor="white", metadata={"Software": None})
+        with atomic.atomic_path(paths[1]) as tmp:
+            fig.savefig(tmp, facecolor="white", metadata={"Date": None, "Creator": None})
     return paths
 
 

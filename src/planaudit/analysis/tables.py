@@ -23,6 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
+from planaudit import atomic
 from planaudit.analysis.stats import (
     bootstrap_ci,
     detectable_difference,
@@ -398,9 +399,10 @@ def to_latex(frame: pl.DataFrame) -> str:
 def write_table(frame: pl.DataFrame, name: str, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{name}.{ext}" for ext in FORMATS]
-    frame.write_csv(paths[0])
-    paths[1].write_text(to_markdown(frame))
-    paths[2].write_text(to_latex(frame))
+    with atomic.atomic_path(paths[0]) as tmp:
+        frame.write_csv(tmp)
+    atomic.write_text(paths[1], to_markdown(frame))
+    atomic.write_text(paths[2], to_latex(frame))
     return paths
 
 

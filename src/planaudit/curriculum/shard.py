@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from planaudit import __version__
+from planaudit import __version__, atomic
 from planaudit.curriculum.cases import TESTS, Case, Verdict
 from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
@@ -139,10 +139,10 @@ async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, 
                                      metadata=meta)
         verdict = None if call.error else scorer(case, call.content or "")
         row = make_row(case, verdict, call, {**base_of, "domain": key}, call.error)
-        with (transcripts[key] / f"{case.instance}.jsonl").open("w") as fh:
-            fh.write(json.dumps({"purpose": "curriculum", "messages": messages,
-                                 "call": call.to_json()}) + "\n")
-            fh.write(json.dumps({"row": row}) + "\n")
+        atomic.write_text(transcripts[key] / f"{case.instance}.jsonl",
+                          json.dumps({"purpose": "curriculum", "messages": messages,
+                                      "call": call.to_json()}) + "\n"
+                          + json.dumps({"row": row}) + "\n")
         return row
 
     async def worker() -> None:
@@ -183,7 +183,6 @@ def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str]
         mine = [r for r, (k, _, _) in zip(rows, work, strict=True) if k == key]
         frame = pl.DataFrame(mine, infer_schema_length=None)
         path = Path(str(out).replace("{domain}", key))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(path)
+        atomic.write_parquet(frame, path)
         frames[key] = frame
     return frames

@@ -78,10 +78,18 @@ PERMANENT_MESSAGES = ("missing credentials", "api_key client option must be set"
                       "llm provider not provided")
 
 
+class EmptyReply(Exception):
+    """The provider answered 200 with no choice in the body: a glitch of the provider (or a
+    proxy), not an answer of the model; retried like a server error, never cached."""
+
+
 def _retryable(exc: Exception) -> bool:
-    """Transient failures (rate limits, server errors, lost connections, time-outs) are
-    retried; authentication, missing credentials, unknown providers and bad requests are
-    not: they would fail the same way every time, and each try may be billed."""
+    """Transient failures (rate limits, server errors, lost connections, time-outs, a body
+    with no choice) are retried; authentication, missing credentials, unknown providers
+    and bad requests are not: they would fail the same way every time, and each try may
+    be billed."""
+    if isinstance(exc, EmptyReply):
+        return True
     if any(m in str(exc).lower() for m in PERMANENT_MESSAGES):
         return False
     import litellm
@@ -201,6 +209,8 @@ class Client:
         if key := self._api_key():
             kwargs["api_key"] = key
         resp = await litellm.acompletion(**kwargs)
+        if not getattr(resp, "choices", None) or getattr(resp.choices[0], "message", None) is None:
+            raise EmptyReply("the provider's reply holds no choice")
         choice = resp.choices[0]
         usage = getattr(resp, "usage", None)
         tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)

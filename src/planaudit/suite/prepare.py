@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
+from planaudit import atomic
 from planaudit.formal import write
 from planaudit.formal.syntax import load_domain, load_problem
 from planaudit.suite.brief import PREAMBLE, load_templates, render
@@ -25,14 +25,14 @@ def prepare(entry: TaskEntry, outdir: Path, obfuscate: bool, seed: int) -> dict:
     outdir.mkdir(parents=True, exist_ok=True)
     domain = load_domain(entry.domain_file)
     problem = load_problem(entry.problem_file, domain)
-    shutil.copyfile(entry.domain_file, outdir / "domain.pddl")
+    atomic.copy_file(entry.domain_file, outdir / "domain.pddl")
     if obfuscate:
         names = name_map(problem, seed, f"{entry.domain}/{entry.id}")
         problem = rename(problem, names)
-        (outdir / "problem.pddl").write_text(write.problem(problem))
+        atomic.write_text(outdir / "problem.pddl", write.problem(problem))
     else:
         names = {o: o for o in sorted(problem.objects)}
-        shutil.copyfile(entry.problem_file, outdir / "problem.pddl")
+        atomic.copy_file(entry.problem_file, outdir / "problem.pddl")
     if entry.external:
         brief = {"preamble": PREAMBLE, "domain": entry.domain_prompt,
                  "instance": entry.instance_prompt, "facts_covered": None,
@@ -42,8 +42,8 @@ def prepare(entry: TaskEntry, outdir: Path, obfuscate: bool, seed: int) -> dict:
     else:
         templates = load_templates(entry.domain_file.parent / "nl.yaml")
         brief = {**render(domain, problem, templates), "source": templates.source}
-    (outdir / "names.json").write_text(json.dumps(names, indent=1, sort_keys=True) + "\n")
-    (outdir / "brief.json").write_text(json.dumps(brief, indent=1) + "\n")
+    atomic.write_text(outdir / "names.json", json.dumps(names, indent=1, sort_keys=True) + "\n")
+    atomic.write_text(outdir / "brief.json", json.dumps(brief, indent=1) + "\n")
     return brief
 
 

@@ -7,6 +7,7 @@ import csv
 import json
 from pathlib import Path
 
+from planaudit import atomic
 from planaudit.formal.certificate import check
 from planaudit.formal.certificate import dumps as dump_certificate
 from planaudit.formal.load import load_task
@@ -33,7 +34,7 @@ def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str =
     cert = record.pop("certificate_data", None)
     cert_path = outdir / "certificate.json"
     if cert is not None:
-        cert_path.write_text(dump_certificate(cert))
+        atomic.write_text(cert_path, dump_certificate(cert))
         check(load_task(domain_file, problem_file), domain_file, problem_file, cert)
         record["certificate_checked"] = True
     elif cert_path.exists():
@@ -43,7 +44,7 @@ def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str =
               "claimed_optimal": claimed, "tests": entry.tests, **record}
     problems = label_problems(entry, record)
     record["audit"] = [{"kind": k, "message": m} for k, m in problems]
-    (outdir / "truth.json").write_text(json.dumps(record, indent=2) + "\n")
+    atomic.write_text(outdir / "truth.json", json.dumps(record, indent=2) + "\n")
     failing = fatal(entry, problems, audit_mode)
     if failing:
         raise LabelError("; ".join(failing))
@@ -76,8 +77,7 @@ def audit_rows(record: dict) -> list[dict]:
 
 
 def _write_csv(path: Path, columns, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
+    with atomic.atomic_path(path) as tmp, tmp.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=columns)
         w.writeheader()
         w.writerows(rows)
