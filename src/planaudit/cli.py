@@ -272,7 +272,8 @@ def cmd_shard(args) -> int:
     try:
         _preflight([model_entry(config, args.model)])
         frames = run_shard(config, args.regime, args.model, args.method, args.domain,
-                           Path(args.suite), args.out, args.transcripts)
+                           Path(args.suite), args.out, args.transcripts,
+                           disguises=tuple(args.disguise or ("none",)))
     except (ConfigError, FileNotFoundError, ValueError) as e:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:
@@ -612,6 +613,9 @@ def build_parser() -> argparse.ArgumentParser:
         sh.add_argument("--domain", required=True, action="append",
                         help="a domain of the prepared suite (repeatable)")
         sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+        sh.add_argument("--disguise", action="append", choices=("none", "deceptive", "randomized"),
+                        help="run the tasks under this disguise (repeatable; default: none); "
+                             "disguised tasks are the suite's <task>@<disguise> folders")
         sh.add_argument("--out", required=True,
                         help="each domain's Parquet file; {domain} stands for the domain's name")
         sh.add_argument("--transcripts", required=True,

@@ -74,7 +74,7 @@ for _regime in REGIMES:
             name:
                 f"{_regime}_{_model}"
             input:
-                TRUTHS,
+                EPISODE_TRUTHS,
                 f"{RESULTS}/checks/{_model}.json",
             output:
                 [
@@ -86,6 +86,10 @@ for _regime in REGIMES:
                 model=_model,
                 spec=shard_spec(_regime, _model),
                 domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS),
+                # the default ([none]) adds nothing: a config without disguises reruns nothing
+                disguises=(
+                    "" if DISGUISES == ["none"] else " ".join(f"--disguise {x}" for x in DISGUISES)
+                ),
                 suite=lambda wc, input: Path(input[0]).parent.parent.parent,
                 # {domain} is filled in by the command, once per domain
                 out=lambda wc, output: Path(output[0]).parent / "{domain}.parquet",
@@ -98,6 +102,6 @@ for _regime in REGIMES:
                 "../../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
-                "--method {wildcards.method} {params.domains} --suite {params.suite} "
+                "--method {wildcards.method} {params.domains} {params.disguises} --suite {params.suite} "
                 "--out {params.out:q} --transcripts {params.transcripts:q} 2> {log} "
                 "|| (tail -n 20 {log} >&2; exit 1)"

@@ -15,7 +15,7 @@ import polars as pl
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
-ORDER = ("regime", "model", "method", "domain", "task")
+ORDER = ("regime", "model", "method", "domain", "task", "disguise")
 _DTYPES = {"integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean, "string": pl.String}
 
 
