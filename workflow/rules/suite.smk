@@ -101,3 +101,4 @@ rule summary:
 rule suite:
     input:
         SUMMARY,
+        DISGUISED_TRUTHS,

@@ -75,17 +75,26 @@ class _Renamer:
     def __init__(self, m: dict[str, dict[str, str]]):
         self.a, self.p = m["actions"], m["predicates"]
         self.f, self.t = m["functions"], m["types"]
+        self.v: dict[str, str] = {}  # an action's variables → ?x1, ?x2, ... (hints, too)
+
+    def var(self, a: str) -> str:
+        if a.startswith("?") and a not in self.v:
+            self.v[a] = f"?x{len(self.v) + 1}"
+        return self.v.get(a, a)
+
+    def args(self, args: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self.var(a) for a in args)
 
     def types(self, ts: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(self.t.get(t, t) for t in ts)
 
     def params(self, ps) -> tuple:
-        return tuple((v, self.types(ts)) for v, ts in ps)
+        return tuple((self.var(v), self.types(ts)) for v, ts in ps)
 
     def expr(self, e: tuple) -> tuple:
         tag = e[0]
         if tag == "fn":
-            return ("fn", self.f.get(e[1], e[1]), e[2])
+            return ("fn", self.f.get(e[1], e[1]), self.args(e[2]))
         if tag == "op":
             return ("op", e[1], self.expr(e[2]), self.expr(e[3]))
         if tag == "neg":
@@ -95,7 +104,7 @@ class _Renamer:
     def formula(self, f: tuple) -> tuple:
         tag = f[0]
         if tag == "atom":
-            return ("atom", self.p[f[1]], f[2])
+            return ("atom", self.p[f[1]], self.args(f[2]))
         if tag in ("and", "or"):
             return (tag, tuple(self.formula(g) for g in f[1]))
         if tag == "not":
@@ -103,20 +112,23 @@ class _Renamer:
         if tag == "imply":
             return ("imply", self.formula(f[1]), self.formula(f[2]))
         if tag == "eq":
-            return f
+            return ("eq", self.var(f[1]), self.var(f[2]))
         if tag == "cmp":
             return ("cmp", f[1], self.expr(f[2]), self.expr(f[3]))
-        return (tag, self.params(f[1]), self.formula(f[2]))
+        params = self.params(f[1])
+        return (tag, params, self.formula(f[2]))
 
     def effect(self, e: tuple) -> tuple:
         tag = e[0]
         if tag in ("add", "del"):
-            return (tag, self.p[e[1]], e[2])
+            return (tag, self.p[e[1]], self.args(e[2]))
         if tag == "assign":
-            return ("assign", e[1], (self.f.get(e[2][0], e[2][0]), e[2][1]), self.expr(e[3]))
+            return ("assign", e[1], (self.f.get(e[2][0], e[2][0]), self.args(e[2][1])),
+                    self.expr(e[3]))
         if tag == "when":
             return ("when", self.formula(e[1]), tuple(self.effect(x) for x in e[2]))
-        return ("forall", self.params(e[1]), tuple(self.effect(x) for x in e[2]))
+        params = self.params(e[1])
+        return ("forall", params, tuple(self.effect(x) for x in e[2]))
 
 
 def rename_domain(domain: Domain, m: dict[str, dict[str, str]]) -> Domain:
@@ -124,8 +136,11 @@ def rename_domain(domain: Domain, m: dict[str, dict[str, str]]) -> Domain:
     actions = {}
     for a in domain.actions.values():
         new = r.a[a.name]
-        actions[new] = Action(new, r.params(a.params), r.formula(a.precondition),
+        r.v = {}
+        params = r.params(a.params)
+        actions[new] = Action(new, params, r.formula(a.precondition),
                               tuple(r.effect(e) for e in a.effects))
+    r.v = {}
     return replace(
         domain,
         types={r.t.get(t, t): r.t.get(p, p) for t, p in domain.types.items()},
