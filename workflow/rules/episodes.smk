@@ -85,11 +85,10 @@ for _regime in REGIMES:
                 regime=_regime,
                 model=_model,
                 spec=shard_spec(_regime, _model),
-                domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS),
-                # the default ([none]) adds nothing: a config without disguises reruns nothing
-                disguises=(
-                    "" if DISGUISES == ["none"] else " ".join(f"--disguise {x}" for x in DISGUISES)
-                ),
+                # disguises ride on this param; the default ([none]) adds nothing, so a
+                # config without disguises keeps its params (and finished jobs) as they were
+                domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS)
+                + ("" if DISGUISES == ["none"] else "".join(f" --disguise {x}" for x in DISGUISES)),
                 suite=lambda wc, input: Path(input[0]).parent.parent.parent,
                 # {domain} is filled in by the command, once per domain
                 out=lambda wc, output: Path(output[0]).parent / "{domain}.parquet",
@@ -102,6 +101,6 @@ for _regime in REGIMES:
                 "../../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
-                "--method {wildcards.method} {params.domains} {params.disguises} --suite {params.suite} "
+                "--method {wildcards.method} {params.domains} --suite {params.suite} "
                 "--out {params.out:q} --transcripts {params.transcripts:q} 2> {log} "
                 "|| (tail -n 20 {log} >&2; exit 1)"

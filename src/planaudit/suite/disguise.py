@@ -24,6 +24,9 @@ from planaudit.formal.ground import COST_FUNCTION
 from planaudit.formal.syntax import Action, Domain, Problem
 
 DISGUISES = ("none", "deceptive", "randomized")
+# the PDDL keywords that are also English words; stripped before a leak scan of PDDL text
+PDDL_KEYWORDS = re.compile(r"\(define|\(:action|:precondition|\(:init|:effect|\(:goal"
+                           r"|\(domain |\(:domain |:parameters|\(problem ")
 KINDS = ("actions", "predicates", "functions", "types")
 # words a description or PDDL gives a meaning of its own: never a disguise
 RESERVED = frozenset({"and", "or", "not", "imply", "forall", "exists", "when", "either",
