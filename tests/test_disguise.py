@@ -84,6 +84,14 @@ def test_the_leak_scan_finds_a_planted_original_name(tmp_path):
     obj = next(iter(names["objects"]))
     assert leaks(text + f" {obj.upper()}", names) == [obj]
     assert leaks(text + " (:action x", names) == ["(:action"]
+    # the preamble's fixed wording ("a single fenced code block") is no leak of blocksworld's
+    # type, but the same word anywhere else is
+    bw = next(e for e in suite_entries() if e.domain == "blocksworld")
+    brief = prepare(bw, tmp_path / "bw", obfuscate=True, seed=0, disguise="randomized")
+    names = json.loads((tmp_path / "bw" / "names.json").read_text())
+    text = json.dumps(brief)
+    assert "block" in hidden_names(names) and "code block" in text and leaks(text, names) == []
+    assert leaks(text.replace("Object types:", "Object types: block"), names) == ["block"]
 
 
 # -- every task under every disguise: truth, the oracle, the leak scan ----------------------
