@@ -157,12 +157,16 @@ def test_disguised_and_undisguised_truths_agree_on_every_task(suite):
                                                  "disguised but 4 undisguised"]
 
 
-def test_the_oracle_succeeds_as_often_under_every_disguise(suite, tmp_path):
+@pytest.mark.parametrize(("regime", "method"), [("offline", "direct"), ("online", "react")])
+def test_the_oracle_succeeds_as_often_under_every_disguise(suite, tmp_path, regime, method):
+    import polars as pl
+
+    from planaudit.analysis.tables import disguise_table
     from planaudit.shard import run_shard
 
     config = {"models": [{"name": "oracle", "model": "reference/oracle", "max_concurrency": 16}],
-              "offline": {"methods": ["direct"], "params": {}}, "cache": str(tmp_path / "cache")}
-    frames = run_shard(config, "offline", "oracle", "direct", list(SUITE_DOMAINS), suite,
+              regime: {"methods": [method], "params": {}}, "cache": str(tmp_path / "cache")}
+    frames = run_shard(config, regime, "oracle", method, list(SUITE_DOMAINS), suite,
                        tmp_path / "{domain}.parquet", tmp_path / "tr" / "{domain}",
                        progress_every=1e9, disguises=dg.DISGUISES)
     rows = [r for f in frames.values() for r in f.to_dicts()]
@@ -174,16 +178,15 @@ def test_the_oracle_succeeds_as_often_under_every_disguise(suite, tmp_path):
     assert len(ok["none"]) == 50 and all(ok["none"].values())
     assert ok["deceptive"] == ok["none"] == ok["randomized"]
     # no transcript of a disguised task names an original action, predicate or type
+    scanned = 0
     for d in SUITE_DOMAINS:
         for path in (tmp_path / "tr" / d).glob("*@*.jsonl"):
             names = json.loads((suite / d / path.stem / "names.json").read_text())
             steps = [json.loads(ln) for ln in path.read_text().splitlines()]
-            text = json.dumps([s["messages"] for s in steps if "messages" in s])
+            text = json.dumps([s for s in steps if "row" not in s])
             assert leaks(text, names) == [], path
-    import polars as pl
-
-    from planaudit.analysis.tables import disguise_table
-
+            scanned += 1
+    assert scanned == 100
     table = disguise_table(pl.DataFrame(rows, infer_schema_length=None))
     assert table.height == 2 and table["b"].to_list() == [0, 0] == table["c"].to_list()
     assert table["p"].to_list() == [1.0, 1.0]

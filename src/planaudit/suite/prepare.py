@@ -113,15 +113,24 @@ def prepare_task(config: dict, domain: str, task: str, results: Path,
     needs just that task (`planaudit episode` on a fresh clone); returns its folder."""
     from planaudit.formal.truth import Limits
     from planaudit.suite.catalog import find_entry, obfuscated
-    from planaudit.suite.records import make_truth
+    from planaudit.suite.records import make_disguised_truth, make_truth
 
     suite, truth = config["suite"], config["truth"]
+    task, _, disguise = task.partition("@")  # p01@deceptive: the task under a disguise
     entry = find_entry(suite, domain, task)
     folder = results / "suite" / domain / task
+    seed, hide = int(suite.get("seed", 0)), obfuscated(suite, domain)
+    limits = Limits(truth["bfs_states"], truth["astar_seconds"], truth["external_seconds"],
+                    truth["external"])
     if not (folder / "brief.json").is_file():
-        prepare(entry, folder, obfuscated(suite, domain), int(suite.get("seed", 0)))
+        prepare(entry, folder, hide, seed, suite.get("description", "templates"))
     if not (folder / "truth.json").is_file():
-        limits = Limits(truth["bfs_states"], truth["astar_seconds"], truth["external_seconds"],
-                        truth["external"])
         make_truth(entry, folder, limits, suite.get("audit", "strict"), progress)
-    return folder
+    if not disguise:
+        return folder
+    variant = folder.with_name(f"{task}@{disguise}")
+    if not (variant / "truth.json").is_file():
+        prepare(entry, variant, hide, seed, disguise=disguise)
+        make_disguised_truth(entry, variant, folder, disguise, limits,
+                             suite.get("audit", "strict"), progress)
+    return variant
