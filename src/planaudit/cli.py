@@ -522,11 +522,13 @@ def _read_episodes(path: str, needed: tuple[str, ...] = FIGURE_COLUMNS):
 
 
 def _without_curriculum(frame):
-    """The offline and online rows: figures and the design section are drawn on them (the
-    curriculum has its own table)."""
+    """The offline and online rows under the tasks' own names: figures and the design
+    section are drawn on them (the curriculum and the disguises have their own tables)."""
     import polars as pl
 
-    return frame.filter(pl.col("regime") != "curriculum")
+    from planaudit.analysis.tables import undisguised
+
+    return undisguised(frame.filter(pl.col("regime") != "curriculum"))
 
 
 def cmd_figures(args) -> int:
