@@ -79,7 +79,7 @@ def test_the_readme_walkthrough_runs(tmp_path, capsys):
     assert "lamp hall is off" in out and "=== outcome: success" in out
 
 
-@pytest.mark.parametrize("missing", ["nl.yaml", "tasks.yaml", "domain.pddl"])
+@pytest.mark.parametrize("missing", ["tasks.yaml", "domain.pddl"])
 def test_a_domain_folder_missing_a_file_is_named(missing, tmp_path, capsys):
     root = tmp_path / "domains"
     folder = root / "gripper"

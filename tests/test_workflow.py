@@ -257,3 +257,27 @@ def test_the_published_matrix_config_is_valid():
         # each over 5 domains
         assert re.search(rf"\noffline_{re.escape(model)}\s+6\n", proc.stdout), model
         assert re.search(rf"\nonline_{re.escape(model)}\s+21\n", proc.stdout), model
+
+
+def test_adding_a_disguise_adds_its_jobs_and_reruns_no_undisguised_suite_job(tmp_path):
+    root = make_suite(tmp_path, {"p01": "solvable", "p09": "unsolvable"})
+    cfg = config(tmp_path, root, external=False)
+    assert snakemake(cfg).returncode == 0
+    data = yaml.safe_load(cfg.read_text())
+    data["suite"]["disguise"] = ["none", "deceptive", "randomized"]
+    cfg.write_text(yaml.safe_dump(data))
+    proc = snakemake(cfg)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ran = re.findall(r"rule (\w+):", proc.stdout + proc.stderr)
+    assert sorted(set(ran)) == ["suite", "suite_blocksworld_deceptive",
+                                "suite_blocksworld_randomized"], ran
+    res = tmp_path / "results" / "suite" / "blocksworld"
+    for d in ("deceptive", "randomized"):
+        for t in ("p01", "p09"):
+            rec = json.loads((res / f"{t}@{d}" / "truth.json").read_text())
+            plain = json.loads((res / t / "truth.json").read_text())
+            assert rec["disguise_agrees"] and rec["solvable"] == plain["solvable"]
+            assert rec["optimal_length"] == plain["optimal_length"]
+            names = json.loads((res / f"{t}@{d}" / "names.json").read_text())
+            assert names["disguise"] == d and names["actions"]["stack"] != "stack"
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(snakemake(cfg))

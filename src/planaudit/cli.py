@@ -275,7 +275,8 @@ def cmd_shard(args) -> int:
         _preflight([model_entry(config, args.model)])
         frames = run_shard(config, args.regime, args.model, args.method, args.domain,
                            Path(args.suite), args.out, args.transcripts,
-                           setting=getattr(args, "setting", None))
+                           setting=getattr(args, "setting", None),
+                           disguises=tuple(args.disguise or ("none",)))
     except (ConfigError, FileNotFoundError, ValueError) as e:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:
@@ -564,11 +565,13 @@ def _read_episodes(path: str, needed: tuple[str, ...] = FIGURE_COLUMNS):
 
 
 def _without_curriculum(frame):
-    """The offline and online rows: figures and the design section are drawn on them (the
-    curriculum has its own table)."""
+    """The offline and online rows under the tasks' own names: figures and the design
+    section are drawn on them (the curriculum and the disguises have their own tables)."""
     import polars as pl
 
-    return frame.filter(pl.col("regime") != "curriculum")
+    from planaudit.analysis.tables import undisguised
+
+    return undisguised(frame.filter(pl.col("regime") != "curriculum"))
 
 
 def cmd_figures(args) -> int:
@@ -655,6 +658,9 @@ def build_parser() -> argparse.ArgumentParser:
         sh.add_argument("--domain", required=True, action="append",
                         help="a domain of the prepared suite (repeatable)")
         sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+        sh.add_argument("--disguise", action="append", choices=("none", "deceptive", "randomized"),
+                        help="run the tasks under this disguise (repeatable; default: none); "
+                             "disguised tasks are the suite's <task>@<disguise> folders")
         sh.add_argument("--out", required=True,
                         help="each domain's Parquet file; {domain} stands for the domain's name")
         sh.add_argument("--transcripts", required=True,

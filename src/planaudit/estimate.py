@@ -111,7 +111,9 @@ async def _count_online(method: str, params: dict, folder: Path, out_tokens: dic
 def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
     import litellm
 
-    folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json"))
+    disguises = (config.get("suite") or {}).get("disguise") or ["none"]
+    folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json")  # <task>@<disguise>
+                     if (p.parent.name.partition("@")[2] or "none") in disguises)
     briefs = [json.loads((f / "brief.json").read_text()) for f in folders]
     episodes = config.get("offline", {}).get("methods") or config.get("online", {}).get("methods")
     if not briefs and episodes:

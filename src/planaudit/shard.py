@@ -115,6 +115,9 @@ async def _run(config: dict, regime: str, model: str, method: str,
             client, method, params, folder, task_name=f"{domain}/{folder.name}",
             config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""),
             **repeat)
+        # a disguised task's row names the task itself and its disguise (the pairing key)
+        row = {**row, "task": folder.name.partition("@")[0],
+               "disguise": task_disguise(folder.name)}
         # written as soon as the episode ends: a killed job keeps every finished transcript
         name = folder.name + (f".e{epoch}" if epoch else "")
         # atomically: a transcript on disk is a whole one (it ends with its row)
@@ -140,23 +143,31 @@ async def _run(config: dict, regime: str, model: str, method: str,
     return rows
 
 
+def task_disguise(folder_name: str) -> str:
+    """`p01` → none, `p01@deceptive` → deceptive (a disguised task's folder)."""
+    return folder_name.partition("@")[2] or "none"
+
+
 def _path(template: str | Path, domain: str) -> Path:
     return Path(str(template).replace("{domain}", domain))
 
 
 def run_shard(config: dict, regime: str, model: str, method: str, domains: str | list[str],
               suite_dir: Path, out: str | Path, transcripts: str | Path,
-              progress_every: float = 15.0, setting: str | None = None) -> dict[str, pl.DataFrame]:
+              progress_every: float = 15.0, setting: str | None = None,
+              disguises: tuple[str, ...] = ("none",)) -> dict[str, pl.DataFrame]:
     """One job: a model under one method on every task of `domains`, in one process and
-    one pool of calls (so the model's concurrency cap holds across domains). `out` and
-    `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file.
+    one pool of calls (so the model's concurrency cap holds across domains); tasks under
+    each of `disguises` (`<task>@<disguise>` folders, rows with a `disguise` column). `out`
+    and `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file.
     Online, `setting` names the plan setting and every episode runs `online.epochs` times."""
     domains = [domains] if isinstance(domains, str) else list(domains)
     if len(domains) > 1 and "{domain}" not in str(out):
         raise ValueError("several domains need {domain} in the output path")
     tasks = []
     for domain in domains:
-        folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json"))
+        folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json")
+                         if task_disguise(p.parent.name) in disguises)
         if not folders:
             raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
         repeats = epochs(config) if regime == "online" else 1

@@ -20,6 +20,12 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 ENTRIES = {(e.domain, e.id): e for e in load_suite(SUITE)}
 TRUTHS = [f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES]
 SUITE_DOMAINS = list(dict.fromkeys(d for d, _ in ENTRIES))
+# Disguises: each a variant folder <task>@<disguise> per task, built by a job per domain x
+# disguise from the undisguised task (so adding one never reruns the undisguised suite job)
+DISGUISES = SUITE.get("disguise", ["none"])
+DISGUISED = [x for x in DISGUISES if x != "none"]
+DISGUISED_TRUTHS = [f"{RESULTS}/suite/{d}/{t}@{x}/truth.json" for x in DISGUISED for d, t in ENTRIES]
+EPISODE_TRUTHS = TRUTHS + DISGUISED_TRUTHS
 
 
 # What one job asks a cluster for (README, "Jobs" and "Cluster (SLURM)"): minutes of wall

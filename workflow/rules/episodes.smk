@@ -105,7 +105,7 @@ for _regime in REGIMES:
             name:
                 f"{_regime}_{_model}"
             input:
-                TRUTHS,
+                EPISODE_TRUTHS,
                 f"{RESULTS}/checks/{_model}.json",
             output:
                 [
@@ -116,7 +116,10 @@ for _regime in REGIMES:
                 regime=_regime,
                 model=_model,
                 spec=shard_spec(_regime, _model),
-                domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS),
+                # disguises ride on this param; the default ([none]) adds nothing, so a
+                # config without disguises keeps its params (and finished jobs) as they were
+                domains=" ".join(f"--domain {d}" for d in SUITE_DOMAINS)
+                + ("" if DISGUISES == ["none"] else "".join(f" --disguise {x}" for x in DISGUISES)),
                 setting=(lambda wc: f"--setting {wc.setting}") if _regime == "online" else "",
                 suite=lambda wc, input: Path(input[0]).parent.parent.parent,
                 # {domain} is filled in by the command, once per domain

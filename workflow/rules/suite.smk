@@ -29,9 +29,12 @@ for _domain in SUITE_DOMAINS:
         params:
             suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
             domain=_domain,
+            # the generic description rides on this param, so that the default config's
+            # params (and so its finished jobs) stay exactly as they were
             obfuscate=(
                 f"--obfuscate --seed {SUITE.get('seed', 0)}" if obfuscated(SUITE, _domain) else ""
-            ),
+            )
+            + (" --description generic" if SUITE.get("description") == "generic" else ""),
             limits=TRUTH_LIMITS,
             suite_dir=lambda wc, output: Path(output[0]).parent.parent.parent,
         resources:
@@ -44,6 +47,41 @@ for _domain in SUITE_DOMAINS:
             "planaudit suite build {params.suite} --domain {params.domain} "
             "--suite-dir {params.suite_dir} {params.obfuscate} {params.limits} 2> {log} "
             "|| (tail -n 20 {log} >&2; exit 1)"
+
+    # the disguised variants of the domain's tasks: prepared from the PDDL, proven on the
+    # renamed model, and checked against the undisguised truth (a difference fails the job)
+    for _disguise in DISGUISED:
+
+        rule:
+            name:
+                f"suite_{_domain}_{_disguise}"
+            input:
+                domain_inputs(_domain),
+                [f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES if d == _domain],
+            output:
+                [
+                    f"{RESULTS}/suite/{_domain}/{t}@{_disguise}/{f}"
+                    for d, t in ENTRIES
+                    if d == _domain
+                    for f in TASK_FILES
+                ],
+            params:
+                suite=f"--source {SUITE.get('source', 'builtin')} --root {SUITE_ROOT}",
+                domain=_domain,
+                disguise=_disguise,
+                obfuscate=(
+                    "--obfuscate" if obfuscated(SUITE, _domain) else ""
+                ) + f" --seed {SUITE.get('seed', 0)}",
+                limits=TRUTH_LIMITS,
+                suite_dir=lambda wc, output: Path(output[0]).parent.parent.parent,
+            log:
+                f"{RESULTS}/logs/suite/{_domain}@{_disguise}.log",
+            conda:
+                "../../envs/planaudit.yaml"
+            shell:
+                "planaudit suite build {params.suite} --domain {params.domain} "
+                "--disguise {params.disguise} --suite-dir {params.suite_dir} {params.obfuscate} "
+                "{params.limits} 2> {log} || (tail -n 20 {log} >&2; exit 1)"
 
 
 rule summary:
@@ -67,3 +105,4 @@ rule summary:
 rule suite:
     input:
         SUMMARY,
+        DISGUISED_TRUTHS,

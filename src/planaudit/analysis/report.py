@@ -26,8 +26,14 @@ from planaudit.analysis.figure_catalog import FIGURES, why_not
 
 TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "compliance", "compliance_tests",
                "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
-               "repair", "curriculum")
+               "repair", "curriculum", "disguise")
 TABLE_CAPTIONS = {
+    "disguise": "Disguises (suite.disguise): per configuration, success on the solvable tasks "
+                "posed both under their own names and under a disguise (deceptive: actions, "
+                "predicates, functions and types renamed to unrelated words; randomized: to "
+                "random strings), paired by task; b counts tasks solved only undisguised, c only "
+                "disguised; exact McNemar, Holm-adjusted within each regime, reference models "
+                "apart. The other tables count undisguised episodes only.",
     "main": "Per regime × model × method: success on solvable tasks, executability (every "
             "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
             "and score on all tasks, with 95% bootstrap intervals over tasks (seeded), and mean "

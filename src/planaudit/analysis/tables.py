@@ -35,7 +35,7 @@ from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
            "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
-           "curriculum")
+           "curriculum", "disguise")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -459,6 +459,45 @@ def fold_settings(ep: pl.DataFrame) -> pl.DataFrame:
     return ep.with_columns(folded.alias("method"))
 
 
+DISGUISE = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean,
+            "method": pl.String, "disguise": pl.String, "n": pl.Int64,
+            "success_none": pl.Float64, "success_disguised": pl.Float64, "b": pl.Int64,
+            "c": pl.Int64, "p": pl.Float64, "p_adj": pl.Float64, "significant": pl.Boolean}
+
+
+def undisguised(ep: pl.DataFrame) -> pl.DataFrame:
+    """The rows posed under the tasks' own names (every row, before disguises existed)."""
+    if "disguise" not in ep.columns:
+        return ep
+    return ep.filter(pl.col("disguise").is_null() | (pl.col("disguise") == "none"))
+
+
+def disguise_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """Per regime × model × method and disguise: success on the solvable tasks answered
+    both without and with the disguise (paired by domain and task), exact McNemar on the
+    paired successes (b: right undisguised only, c: right disguised only), Holm within
+    each regime (reference models apart), as `stats.paired_family` decides."""
+    rows: list[dict] = []
+    if "disguise" not in ep.columns or ep.height == 0:
+        return pl.DataFrame(rows, schema=DISGUISE)
+    ep = _labelled(ep.filter(pl.col("disguise").is_not_null()))
+    for (regime, model, method), g in ep.partition_by(CONFIG, maintain_order=True,
+                                                      as_dict=True).items():
+        plain = g.filter(pl.col("disguise") == "none")
+        for d in sorted(set(g["disguise"].to_list()) - {"none"}):
+            paired = pairs(plain, g.filter(pl.col("disguise") == d)).filter(pl.col("solvable"))
+            b, c = discordant_counts(paired["success_a"].to_numpy(),
+                                     paired["success_b"].to_numpy())
+            rows.append({"regime": regime, "model": model, "reference": g["reference"][0],
+                         "method": method, "disguise": d, "n": paired.height,
+                         "success_none": paired["success_a"].mean() if paired.height else None,
+                         "success_disguised": (paired["success_b"].mean() if paired.height
+                                               else None),
+                         "b": int(b), "c": int(c)})
+    _adjust(rows, lambda r: (r["regime"], r["reference"]), alpha)
+    return pl.DataFrame(rows, schema=DISGUISE)
+
+
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
     """Every table; the curriculum's rows go to its own table only (the others keep the
@@ -469,7 +508,9 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
 
     from planaudit.analysis.compliance import build as compliance_tables
 
-    raw, ep = ep, fold_settings(ep)
+    folded = fold_settings(ep)
+    disguise = disguise_table(folded, alpha)  # the rest: tasks under their own names
+    raw, ep = undisguised(ep), undisguised(folded)
     comparisons = comparisons_table(ep, alpha)
     versus = online_vs_offline_table(ep, alpha)
     return {
@@ -484,6 +525,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "repair": repair_table(ep),
         "curriculum": curriculum,
         **compliance_tables(raw, alpha),
+        "disguise": disguise,
     }
 
 

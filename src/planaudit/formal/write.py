@@ -1,8 +1,8 @@
-"""Writing parsed PDDL back out (for the obfuscated hidden model)."""
+"""Writing parsed PDDL back out (the obfuscated and the disguised hidden models)."""
 
 from __future__ import annotations
 
-from planaudit.formal.syntax import Problem
+from planaudit.formal.syntax import Domain, Problem
 
 
 def _num(v: float) -> str:
@@ -59,4 +59,46 @@ def problem(p: Problem) -> str:
              f"  (:goal {formula(p.goal)})"]
     if p.metric is not None:
         lines.append(f"  (:metric {p.metric[0]} {expression(p.metric[1])})")
+    return "\n".join(lines) + ")\n"
+
+
+def effect(e: tuple) -> str:
+    tag = e[0]
+    if tag == "add":
+        return formula(("atom", e[1], e[2]))
+    if tag == "del":
+        return f"(not {formula(('atom', e[1], e[2]))})"
+    if tag == "assign":
+        return f"({e[1]} {expression(('fn', *e[2]))} {expression(e[3])})"
+    if tag == "when":
+        return f"(when {formula(e[1])} (and {' '.join(effect(x) for x in e[2])}))"
+    return f"(forall ({_params(e[1])}) (and {' '.join(effect(x) for x in e[2])}))"
+
+
+def _typed(names: dict) -> str:
+    return " ".join(f"{n} - {ts[0]}" if len(ts) == 1 else f"{n} - (either {' '.join(ts)})"
+                    for n, ts in names.items())
+
+
+def domain(d: Domain) -> str:
+    """A PDDL domain file for `d` (the disguised hidden model): it parses back to `d`."""
+    lines = [f"(define (domain {d.name})"]
+    if d.requirements:
+        lines.append(f"  (:requirements {' '.join(sorted(d.requirements))})")
+    if d.types:
+        lines.append("  (:types " + " ".join(f"{t} - {p}" for t, p in d.types.items()) + ")")
+    if d.constants:
+        lines.append(f"  (:constants {_typed(d.constants)})")
+    if d.predicates:
+        lines.append("  (:predicates\n    " + "\n    ".join(
+            "(" + " ".join((p, _params(ps))).strip() + ")" for p, ps in d.predicates.items())
+            + ")")
+    if d.functions:
+        lines.append("  (:functions\n    " + "\n    ".join(
+            "(" + " ".join((f, _params(ps))).strip() + ") - number"
+            for f, ps in d.functions.items()) + ")")
+    for a in d.actions.values():
+        lines += [f"  (:action {a.name}", f"    :parameters ({_params(a.params)})",
+                  f"    :precondition {formula(a.precondition)}",
+                  f"    :effect (and {' '.join(effect(x) for x in a.effects)}))"]
     return "\n".join(lines) + ")\n"

@@ -108,8 +108,12 @@ def curriculum_answer(variant: str, meta: dict) -> str:
 
 
 def _flawed_answer(folder: Path, truth: dict, meta: dict) -> str:
-    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task', folder)}:{meta.get('sample', 0)}")
-    objects = sorted(json.loads((folder / "names.json").read_text()).values())
+    # seeded by the task, whatever its disguise (`p01@deceptive` draws as `p01` does), so
+    # that the flawed reference is as blind to disguises as the oracle
+    task = str(meta.get("task", folder)).partition("@")[0]
+    rng = random.Random(f"{meta.get('seed', 0)}:{task}:{meta.get('sample', 0)}")
+    names = json.loads((folder / "names.json").read_text())
+    objects = sorted((names["objects"] if "disguise" in names else names).values())
 
     def random_plan(r: random.Random) -> list[str]:
         from planaudit.formal.load import load_task

@@ -1,6 +1,6 @@
 """Suites: where tasks, their labels and (for external suites) their briefs come from.
 
-Built-in: `domains/<domain>/domain.pddl`, `tasks.yaml` and `nl.yaml`.
+Built-in: `domains/<domain>/domain.pddl`, `tasks.yaml` and (optionally) `nl.yaml`.
 `tasks.yaml` lists each task's id, problem file, label (`solvable` or
 `unsolvable`), the optimal length it claims (or null) and one line on what it
 tests.
@@ -132,7 +132,8 @@ NEEDS = {
     "builtin": {
         "domain.pddl": "the domain in PDDL (the hidden model's actions and predicates)",
         "tasks.yaml": "the task list: id, problem, label (solvable or unsolvable), optimal_length",
-        "nl.yaml": "the brief templates: world, types, predicates, functions, actions",
+        # nl.yaml (the brief templates) is optional: without it, briefs are rendered from
+        # the PDDL alone (suite/generic.py)
     },
     "external": {
         "domain.pddl": "the domain in PDDL",

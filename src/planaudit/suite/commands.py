@@ -38,6 +38,8 @@ def add_parser(sub, func) -> None:
     pr.add_argument("--outdir", required=True)
     pr.add_argument("--obfuscate", action="store_true")
     pr.add_argument("--seed", type=int, default=0)
+    pr.add_argument("--description", choices=("templates", "generic"), default="templates")
+    pr.add_argument("--disguise", choices=("none", "deceptive", "randomized"), default="none")
     pr.set_defaults(func=func)
 
     t = ss.add_parser("truth", help="prove one prepared task and audit its label")
@@ -56,6 +58,11 @@ def add_parser(sub, func) -> None:
     b.add_argument("--suite-dir", required=True, help="tasks go to SUITE_DIR/<domain>/<task>/")
     b.add_argument("--obfuscate", action="store_true")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--description", choices=("templates", "generic"), default="templates",
+                   help="generic: describe from the PDDL alone even where nl.yaml exists")
+    b.add_argument("--disguise", choices=("deceptive", "randomized"), default=None,
+                   help="build the disguised variants SUITE_DIR/<domain>/<task>@<disguise>/, "
+                        "checked against the undisguised tasks' truth (built first)")
     _truth_args(b)
     b.set_defaults(func=func)
 
@@ -97,7 +104,8 @@ def run(args) -> int:
             entry = find_entry({"source": args.source, "root": args.root}, args.domain,
                                args.task)
         if cmd == "prepare":
-            brief = prepare(entry, Path(args.outdir), args.obfuscate, args.seed)
+            brief = prepare(entry, Path(args.outdir), args.obfuscate, args.seed,
+                            args.description, args.disguise)
             print(f"{args.domain}/{args.task}: prepared (obfuscated={args.obfuscate}, "
                   f"facts covered={brief['facts_covered']})", file=sys.stderr)
             return 0
@@ -140,7 +148,7 @@ def build(args) -> int:
 
     from planaudit.suite.catalog import find_entry, load_suite
     from planaudit.suite.prepare import prepare
-    from planaudit.suite.records import LabelError, make_truth
+    from planaudit.suite.records import LabelError, make_disguised_truth, make_truth
 
     suite = {"source": args.source, "root": args.root}
     entries = ([find_entry(suite, args.domain, t) for t in args.task] if args.task
@@ -148,15 +156,20 @@ def build(args) -> int:
     failed = []
     start = time.perf_counter()
     for i, entry in enumerate(entries, 1):
-        outdir = Path(args.suite_dir) / entry.domain / entry.id
-        prepare(entry, outdir, args.obfuscate, args.seed)
+        base = Path(args.suite_dir) / entry.domain / entry.id
+        disguise = args.disguise or "none"
+        outdir = base if disguise == "none" else base.with_name(f"{entry.id}@{disguise}")
+        prepare(entry, outdir, args.obfuscate, args.seed, args.description, disguise)
         try:
-            rec = make_truth(entry, outdir, _limits(args), args.audit, _stderr)
+            rec = (make_truth(entry, outdir, _limits(args), args.audit, _stderr)
+                   if disguise == "none" else
+                   make_disguised_truth(entry, outdir, base, disguise, _limits(args),
+                                        args.audit, _stderr))
         except LabelError as e:
             failed.append(str(e))
             print(f"audit: {e}", file=sys.stderr, flush=True)
             continue
-        print(f"{entry.domain}/{entry.id}: solvable={rec['solvable']} optimal_length="
+        print(f"{outdir.parent.name}/{outdir.name}: solvable={rec['solvable']} optimal_length="
               f"{rec['optimal_length']} proven_by={rec['proven_by']}", file=sys.stderr, flush=True)
         for a in rec["audit"]:
             print(f"audit: {a['message']}", file=sys.stderr)

@@ -51,6 +51,39 @@ def make_truth(entry: TaskEntry, outdir: Path, limits: Limits, audit_mode: str =
     return record
 
 
+def check_disguise(record: dict, base: dict, name: str) -> list[str]:
+    """How a disguised task's proven truth differs from its undisguised task's (a
+    disguise renames, so any difference is a bug in the renaming, never a finding)."""
+    diffs = []
+    for key in ("solvable", "optimal_length", "optimal_cost"):
+        a, b = record.get(key), base.get(key)
+        same = (a is None) == (b is None) and (a is None or abs(float(a) - float(b)) < 1e-9)
+        if not same:
+            diffs.append(f"{name}: {key} is {a} disguised but {b} undisguised")
+    return diffs
+
+
+def make_disguised_truth(entry: TaskEntry, outdir: Path, base_dir: Path, disguise: str,
+                         limits: Limits, audit_mode: str = "strict",
+                         progress: Progress = quiet) -> dict:
+    """Prove a disguised task on its own hidden model, then check that it equals the
+    undisguised task's truth (`base_dir/truth.json`): same solvability, optimal length
+    and cost. A difference fails (LabelError naming the task)."""
+    base = json.loads((base_dir / "truth.json").read_text())
+    name = f"{entry.domain}/{entry.id}@{disguise}"
+    try:
+        record = make_truth(entry, outdir, limits, audit_mode, progress)
+    except LabelError as e:
+        raise LabelError(f"{name}: {e}") from None
+    record["disguise"] = disguise
+    diffs = check_disguise(record, base, name)
+    record["disguise_agrees"] = not diffs
+    (outdir / "truth.json").write_text(json.dumps(record, indent=2) + "\n")
+    if diffs:
+        raise LabelError("; ".join(diffs))
+    return record
+
+
 def summary_row(record: dict) -> dict:
     finished = [k for k, m in record["methods"].items() if m["status"] in ("solved", "unsolvable")]
     return {
