@@ -72,7 +72,7 @@ rule calibrate:
         figure=f"{CALIBRATION_DIR}/power.png",
     params:
         spec=lambda wc: json.dumps({k: config[k] for k in ("calibration", "analysis") if k in config}),
-        out=CALIBRATION_DIR,
+        out=lambda wc, output: Path(output.json).parent,
     resources:
         **job_resources("analysis"),
     log:

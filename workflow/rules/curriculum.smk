@@ -70,7 +70,8 @@ for _model in MODELS:
             model=_model,
             spec=curriculum_spec(_model),
             domains=" ".join(f"--domain {k}" for k in CUR_KEYS),
-            suite=f"{RESULTS}/suite",
+            # the suite folder, from the first truth file (results/suite/<d>/<t>/truth.json)
+            suite=lambda wc, input: Path(input[0]).parents[2] if CUR_SUITE_TRUTHS else f"{RESULTS}/suite",
             out=lambda wc, output: Path(output[0]).parent / "{domain}.parquet",
             transcripts=curriculum_transcripts(_model),
         resources:
