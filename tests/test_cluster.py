@@ -71,7 +71,8 @@ def _env() -> dict:
 def _config(tmp: Path, root: Path, name: str) -> Path:
     cfg = yaml.safe_load(config(tmp, root).read_text())
     cfg.update(results=str(tmp / name), cache=str(tmp / f"cache-{name}"), models=MODELS,
-               offline={"methods": ["direct", "cot"]}, online={"methods": ["react"], "budget": 50},
+               offline={"methods": ["direct", "cot"]},
+               online={"methods": ["react"], "budget": 50, "plan_settings": ["none"]},
                curriculum={"tests": []})
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
