@@ -31,7 +31,7 @@ from tests.test_workflow import config, make_suite
 BIN = Path(sys.executable).parent
 SCRIPT = ROOT / "tests" / "cluster" / "slurm.sh"
 # the row columns that measure time, not what happened (everything else must match)
-TIMING = ["latency_s"]
+TIMING = ["latency_s", "repair_seconds"]  # wall times of calls and of LPG runs
 MODELS = [
     {"name": "oracle", "model": "reference/oracle", "tier": "reference"},
     {"name": "flawed", "model": "reference/flawed", "tier": "reference", "seed": 0,

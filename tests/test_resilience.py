@@ -34,9 +34,10 @@ from tests.fake_openai import FAULTS, fault_plan, serve_in_subprocess, set_phase
 BIN = Path(sys.executable).parent
 # Columns that measure the run rather than the episode: `latency_s` is the wall time of
 # the calls (a cached call counts 0 s), `cache_hits` counts the calls the cache answered,
-# which depends on where a kill landed (a rerun answers the finished calls from disk).
+# which depends on where a kill landed (a rerun answers the finished calls from disk),
+# `repair_seconds` is LPG's wall time on a plan.
 # Every other column (outcome, plan, tokens, cost, config hash) must be equal.
-TIMING = ("latency_s", "cache_hits")
+TIMING = ("latency_s", "cache_hits", "repair_seconds")
 REF = re.compile(r"\bref ([0-9a-f]{16})\b")
 
 

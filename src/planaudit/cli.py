@@ -819,6 +819,9 @@ EXAMPLES = {
     "show": "planaudit suite show gripper/p03    # or: planaudit planbench show t6 gripper/p03",
     "replay": "planaudit planbench replay ../shared/planbench/plan-bench/results/blocksworld/"
               "gpt-4_chat/task_1_plan_generation.json --json",
+    "repair": "planaudit planbench repair ../shared/planbench/plan-bench/results/blocksworld/"
+              "gpt-4_chat/task_1_plan_generation.json --seed 0 --json",
+    "score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
     "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
                   "--out rows.parquet --transcripts transcripts/",
 }

@@ -30,7 +30,7 @@ def add_parser(sub) -> tuple:
     h.add_argument("--seed", type=int, default=0, help="LPG's -seed (default 0)")
     h.add_argument("--timeout", type=float, default=10.0,
                    help="seconds per plan, wall clock and LPG's -cputime (default 10)")
-    h.add_argument("--jobs", type=int, default=1, help="LPG runs at once (default 1)")
+    h.add_argument("--jobs", type=int, default=1, help="LPG runs at once")
     h.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     h.set_defaults(func=cmd_repair)
     return pb, psub
