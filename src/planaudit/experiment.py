@@ -34,10 +34,14 @@ def model_config(entry: dict) -> ModelConfig:
 
 
 def reference_meta(entry: dict) -> dict | None:
-    """What a reference model's calls carry besides the task: its faults and seed."""
+    """What a reference model's calls carry besides the task: its faults and seed, and
+    the responsive calibrator's response rates."""
     if not entry["model"].startswith("reference/"):
         return None
-    return {"faults": entry.get("faults", {}), "seed": entry.get("seed", 0)}
+    meta = {"faults": entry.get("faults", {}), "seed": entry.get("seed", 0)}
+    if "responses" in entry:
+        meta["responses"] = entry["responses"]
+    return meta
 
 
 def method_params(config: dict, regime: str, method: str, setting: str | None = None) -> dict:

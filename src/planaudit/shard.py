@@ -117,7 +117,9 @@ async def _run(config: dict, regime: str, model: str, method: str,
             **repeat)
         # a disguised task's row names the task itself and its disguise (the pairing key)
         row = {**row, "task": folder.name.partition("@")[0],
-               "disguise": task_disguise(folder.name)}
+               "disguise": task_disguise(folder.name),
+               **calibration_columns(entry, regime, method, params, folder,
+                                     f"{domain}/{folder.name}", epoch)}
         # written as soon as the episode ends: a killed job keeps every finished transcript
         name = folder.name + (f".e{epoch}" if epoch else "")
         # atomically: a transcript on disk is a whole one (it ends with its row)
@@ -141,6 +143,22 @@ async def _run(config: dict, regime: str, model: str, method: str,
 
     await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
     return rows
+
+
+def calibration_columns(entry: dict, regime: str, method: str, params: dict, folder: Path,
+                        task_name: str, epoch: int) -> dict:
+    """The responsive calibrator's rows carry what the episode should score, computed on
+    the hidden model apart from the pipeline (`reference/expected.py`): the expectation
+    over its draws and the score under the draws it made (other rows: nothing)."""
+    if entry["model"] != "reference/responsive":
+        return {}
+    from planaudit.reference.expected import expectation
+
+    meta = {"task_dir": str(folder), "task": task_name, "sample": epoch,
+            **(reference_meta(entry) or {})}
+    found = expectation(meta, regime, method, params)
+    expected, predicted = found if found is not None else (None, None)
+    return {"calibration_expected": expected, "calibration_predicted": predicted}
 
 
 def task_disguise(folder_name: str) -> str:

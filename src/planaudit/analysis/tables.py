@@ -35,7 +35,7 @@ from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
            "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
-           "curriculum", "disguise")
+           "curriculum", "disguise", "calibrator")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -513,6 +513,11 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     raw, ep = undisguised(ep), undisguised(folded)
     comparisons = comparisons_table(ep, alpha)
     versus = online_vs_offline_table(ep, alpha)
+    power = power_table(ep, comparisons, versus, alpha)
+    from planaudit.analysis.responsive import calibrator_table
+
+    calibrator = calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed,
+                                  n_resamples, alpha)
     return {
         "main": main_table(ep, seed, n_resamples),
         "comparisons": comparisons,
@@ -520,12 +525,13 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "per_task": per_task_table(ep),
         "outcomes": outcomes_table(ep),
         "online_vs_offline": versus,
-        "power": power_table(ep, comparisons, versus, alpha),
+        "power": power,
         "witness": witness_table(ep),
         "repair": repair_table(ep),
         "curriculum": curriculum,
         **compliance_tables(raw, alpha),
         "disguise": disguise,
+        "calibrator": calibrator,
     }
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 
-REFERENCE_MODELS = ("reference/oracle", "reference/flawed")
+REFERENCE_MODELS = ("reference/oracle", "reference/flawed", "reference/responsive")
 NO_KEY = "none"  # api_key_env: none — a local server that needs no key
 
 
@@ -58,6 +58,8 @@ def check_model(entry: dict, timeout: float = 3.0,
     if model.startswith("reference/"):
         if model not in REFERENCE_MODELS:
             return [f"{who}: no such reference model (have: {', '.join(REFERENCE_MODELS)})"]
+        if "responses" in entry and model != "reference/responsive":
+            return [f"{who}: responses are read by reference/responsive only"]
         return []
     import litellm
 

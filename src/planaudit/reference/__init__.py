@@ -3,7 +3,10 @@
 `reference/oracle` has privileged access to the hidden model (the task folder named in
 the call's metadata) and answers with an optimal plan, `UNSOLVABLE`, a case's true
 answer or an agent's optimal next step; `reference/flawed` answers as the oracle, then
-injects seeded faults at configured rates (`answers.py`, `agent.py`). They are an
+injects seeded faults at configured rates (`answers.py`, `agent.py`); `reference/responsive`
+injects faults too, and corrects them when a method's mechanism (a validator's feedback, a
+critic, a gate, a reflection, a self-critique) meets them, at configured rates
+(`responsive.py`, `faults.py`; `expected.py` computes what each method should score). They are an
 in-process provider of `llm/` (`llm/local.py` names `reply`), so their calls take the
 client's cache, retries, pricing (zero) and transcripts, and a process that runs only
 references never imports litellm. Their replies are never an LLM's: tables label them.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from planaudit.reference import responsive
 from planaudit.reference.agent import _history, online_text, online_turn
 from planaudit.reference.answers import FAULTS, answer, curriculum_answer, flawed_plan
 
@@ -29,8 +33,12 @@ def reply(variant: str, messages: list[dict], meta: dict) -> tuple[str, list[dic
 
     tool_calls: list[dict] = []
     if meta.get("purpose") == "act":
-        name, args = online_turn(variant, meta, messages)
-        said = online_text(variant, meta, messages)
+        if variant == "responsive":
+            name, args = responsive.online_turn(responsive.calibrator(meta), messages)
+            said = ""
+        else:
+            name, args = online_turn(variant, meta, messages)
+            said = online_text(variant, meta, messages)
         if meta.get("protocol") == "text":
             text = (said + "\n" if said else "") + f"TOOL: {name} {json.dumps(args)}"
         else:
@@ -38,6 +46,8 @@ def reply(variant: str, messages: list[dict], meta: dict) -> tuple[str, list[dic
             turn = len(_history(messages)) + 1
             tool_calls = [{"id": f"call_{turn}", "type": "function",
                            "function": {"name": name, "arguments": json.dumps(args)}}]
+    elif variant == "responsive":
+        text = responsive.reply(meta, messages)
     else:
         text = answer(variant, meta)
     completion = count_text(text) + sum(count_text(c["function"]["arguments"]) for c in tool_calls)

@@ -63,7 +63,7 @@ def _workflow_turn(variant: str, meta: dict, messages: list[dict]) -> tuple[str,
         steps = [line for line in text.splitlines() if line.startswith("(")]
         done = names.count("act")
     else:
-        raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
     if done < len(steps):
         return "", "act", {"action": steps[done]}
     return "", "submit", {}

@@ -77,7 +77,7 @@ def answer(variant: str, meta: dict) -> str:
     if variant == "oracle":
         return _plan_block(truth["plan"]) if truth["solvable"] else "UNSOLVABLE"
     if variant != "flawed":
-        raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
     return _flawed_answer(folder, truth, meta)
 
 
@@ -90,7 +90,7 @@ def curriculum_answer(variant: str, meta: dict) -> str:
     if variant == "oracle":
         return text
     if variant != "flawed":
-        raise ValueError(f"no reference model named {variant!r} (oracle, flawed)")
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
     faults = meta.get("faults", {})
     rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
     kind = meta.get("answer_kind")

@@ -1,0 +1,188 @@
+"""`reference/responsive`, the positive control: its faults are separable, each method's
+mechanism corrects them at the configured rate, and every episode the real pipeline runs
+ends exactly as the independent computation on the hidden model says it should."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import polars as pl
+import pytest
+
+from planaudit.analysis.responsive import calibrator_table, sentences
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client, ModelConfig
+from planaudit.llm.preflight import check_model
+from planaudit.reference.expected import MECHANISM, expectation, offline_score, online_score
+from planaudit.reference.faults import Fault, items, seed_faults, steps_of
+from planaudit.reference.responsive import Calibrator, hidden_task
+from planaudit.shard import calibration_columns
+from tests.test_reference import TASKS, task_dir
+
+FAULTS = {"drop_action": 0.3, "swap_adjacent": 0.3, "wrong_argument": 0.3,
+          "unknown_object": 0.5, "wrong_arity": 0.5, "unsolvable_on_solvable": 0.1,
+          "plan_on_unsolvable": 0.7}
+RESPONSES = {"feedback": 0.5, "gate": 0.5, "critic": 0.5, "reflection": 0.5,
+             "self_critique": 0.5, "reasoning": 0.3}
+ENTRY = {"name": "responsive", "model": "reference/responsive", "faults": FAULTS,
+         "responses": RESPONSES}
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("suite"))
+    return {name: task_dir(name, root) for name in TASKS}
+
+
+def test_faults_touch_their_own_steps_and_repairing_all_restores_the_optimal_plan():
+    plan = [f"(move b{i} b{i + 1})" for i in range(8)]
+    objects = {f"b{i}": ("block",) for i in range(10)}
+    kinds_seen = set()
+    for seed in range(200):
+        faults = seed_faults(plan, objects, FAULTS, random.Random(seed), None)
+        kinds_seen |= {f.kind for f in faults}
+        if any(f.kind == "unsolvable_on_solvable" for f in faults):
+            assert items(plan, faults, frozenset(f.index for f in faults)) is None
+            continue
+        slots = [s for f in faults for s in range(f.slot, f.slot + max(len(f.steps), 1))]
+        assert len(slots) == len(set(slots)), "two faults share a step"
+        answer = items(plan, faults, frozenset(f.index for f in faults))
+        assert [it.slot for it in answer] == list(range(len(plan)))  # aligned with the plan
+        assert steps_of(items(plan, faults, frozenset())) == plan
+        for f in faults:  # repairing one fault restores exactly its own steps
+            rest = frozenset(g.index for g in faults if g is not f)
+            fixed = items(plan, faults, rest)
+            for k, it in enumerate(fixed):
+                mine = f.slot <= k < f.slot + max(len(f.steps), 1)
+                assert it.text == (plan[k] if mine else answer[k].text)
+    assert kinds_seen == set(FAULTS) - {"plan_on_unsolvable"}  # a solvable plan here
+
+
+def _cal(plan, faults, responses) -> Calibrator:
+    return Calibrator(plan, faults, responses, "0:hand:0")
+
+
+def test_the_expected_score_is_the_product_of_the_correction_rates(prepared):
+    """By hand: two harmful faults meet the validator one after the other; modulo
+    succeeds when both are corrected (p squared) within its rounds (two rounds: p squared,
+    one round: never); the other methods leave them."""
+    folder = prepared["blocksworld/p04"]
+    task = hidden_task(str(folder))
+    import json
+
+    plan = json.loads((folder / "truth.json").read_text())["plan"]
+    assert len(plan) >= 4
+    name, *args = plan[2].strip("()").split()
+    faults = [Fault(0, "drop_action", 0, ()),
+              Fault(1, "unknown_object", 2, (f"({name} obj_unknown{' x' * (len(args) - 1)})",))]
+    p = 0.7
+    cal = _cal(plan, faults, {"feedback": p, "self_critique": 1.0, "gate": p, "critic": p})
+    uncertain = [(d0, d1) for d0 in (False, True) for d1 in (False, True)]
+
+    def mean(score, method, **params) -> float:
+        total = 0.0
+        for d0, d1 in uncertain:
+            w = (p if d0 else 1 - p) * (p if d1 else 1 - p)
+            mech = MECHANISM["offline" if method in MECHANISM["offline"] else "online"][method]
+            total += w * score(cal.forcing({(mech, 0): d0, (mech, 1): d1}), task, method, params)
+        return total
+
+    assert mean(offline_score, "direct") == 0
+    assert mean(offline_score, "modulo", rounds=3) == pytest.approx(p * p)
+    assert mean(offline_score, "modulo", rounds=1) == 0
+    assert mean(offline_score, "self-refine", rounds=3) == 0  # the drop is not mechanical
+    assert mean(online_score, "react") == 0
+    assert mean(online_score, "gated") == pytest.approx(p * p)
+    assert mean(online_score, "critic") == pytest.approx(p * p)
+
+
+def _episode(regime: str, method: str, folder, task: str, seed: int, tmp) -> dict:
+    from planaudit.experiment import reference_meta
+
+    entry = {**ENTRY, "seed": seed}
+    client = Client(ModelConfig("responsive", "reference/responsive"), Cache(tmp / "cache"))
+    params = {"rounds": 3, "budget": 200, "replans": 2}
+    if regime == "offline":
+        from planaudit.offline.run import run_episode
+    else:
+        from planaudit.online.run import run_episode
+    row, _ = asyncio.run(run_episode(client, method, params, folder, task_name=task,
+                                     reference_meta=reference_meta(entry)))
+    return {**row, **calibration_columns(entry, regime, method, params, folder, task, 0)}
+
+
+METHODS = [("offline", m) for m in MECHANISM["offline"] if m != "tot"] + [
+    ("online", m) for m in MECHANISM["online"]]
+
+
+@pytest.mark.parametrize("regime,method", METHODS)
+def test_every_episode_ends_as_computed_on_the_hidden_model(regime, method, prepared,
+                                                             tmp_path):
+    """The real strategies, architectures, environment and outcomes against the
+    computation on the hidden model, over tasks and seeds with every kind of fault."""
+    seen = []
+    for name, folder in prepared.items():
+        for seed in range(4):
+            row = _episode(regime, method, folder, name, seed, tmp_path)
+            score = row["success"] or row["detected"]
+            assert row["calibration_predicted"] == score, (name, seed, row["outcome"],
+                                                           row["first_failure_detail"])
+            assert 0 <= row["calibration_expected"] <= 1
+            seen.append((score, row["calibration_expected"]))
+    assert {s for s, _ in seen} == {True, False}  # both kinds of ending were exercised
+    if MECHANISM[regime][method] is None:
+        # no mechanism: the episode's score is fixed by its faults
+        assert all(e in (0.0, 1.0) for _, e in seen)
+    else:  # the mechanism met faults it may or may not correct
+        assert any(0 < e < 1 for _, e in seen)
+
+
+def test_tot_ends_as_computed(prepared, tmp_path):
+    folder = prepared["gripper/p03"]
+    for seed in range(3):
+        row = _episode("offline", "tot", folder, "gripper/p03", seed, tmp_path)
+        assert row["calibration_predicted"] == (row["success"] or row["detected"])
+
+
+def test_a_method_whose_mechanism_is_unknown_has_no_expectation(prepared):
+    meta = {"task_dir": str(prepared["gripper/p03"]), "task": "gripper/p03", "faults": FAULTS,
+            "responses": RESPONSES}
+    assert expectation(meta, "offline", "my-new-strategy", {}) is None
+    assert expectation(meta, "offline", "modulo", {"rounds": 3}) is not None
+
+
+def test_responses_are_refused_on_another_model():
+    bad = {"name": "f", "model": "reference/flawed", "responses": {"feedback": 0.5}}
+    assert any("responsive only" in p for p in check_model(bad))
+    assert check_model(ENTRY) == []
+
+
+def _rows(method: str, scores: list[bool], expected: list[float]) -> list[dict]:
+    return [{"regime": "offline", "model": "r (reference, not an LLM)", "reference": True,
+             "method": method, "domain": "d", "task": f"p{i:02d}", "outcome": "success",
+             "success": s, "detected": False, "calibration_expected": e,
+             "calibration_predicted": s} for i, (s, e) in enumerate(zip(scores, expected, strict=True))]
+
+
+def test_the_table_sets_the_measured_effect_beside_the_true_one():
+    n = 40
+    base = _rows("direct", [i < 10 for i in range(n)], [0.25] * n)
+    better = _rows("modulo", [i < 30 for i in range(n)], [0.75] * n)
+    same = _rows("cot", [i < 10 for i in range(n)], [0.25] * n)
+    ep = pl.DataFrame(base + better + same)
+    comparisons = pl.DataFrame({"regime": ["offline"] * 2, "model": ["r (reference, not an LLM)"] * 2,
+                                "reference": [True, True], "method": ["modulo", "cot"],
+                                "p_adj": [1e-5, 1.0], "significant": [True, False]})
+    power = pl.DataFrame({"table": ["comparisons"], "regime": ["offline"], "reference": [True],
+                          "min_difference_pp": [20.0]})
+    table = calibrator_table(ep, comparisons, power, {"offline": "direct"})
+    mod = table.filter(pl.col("method") == "modulo").row(0, named=True)
+    assert mod["true_pp"] == pytest.approx(50.0) and mod["measured_pp"] == pytest.approx(50.0)
+    assert mod["covered"] and mod["significant"] and mod["power"] > 0.99
+    assert mod["as_computed"] == mod["episodes"] == 2 * n
+    cot = table.filter(pl.col("method") == "cot").row(0, named=True)
+    assert cot["true_pp"] == 0 and cot["power"] is None and not cot["significant"]
+    text = " ".join(sentences(table))
+    assert "modulo (+50.0 pp)" in text and "1 of 1 came out significant" in text
+    assert "0 of 1 came out significant" in text and "covers the true effect in 2 of 2" in text
