@@ -30,6 +30,10 @@ rule figures:
         svg=[f"{FIGURE_DIR}/{name}.svg" for name in FIGURES],
     params:
         out=lambda wc, output: Path(output.png[0]).parent,
+        # the calibrator figure's intervals and decisions are the calibrator table's
+        seed=ANALYSIS.get("seed", 0),
+        bootstrap=ANALYSIS.get("bootstrap", 2000),
+        alpha=ANALYSIS.get("alpha", 0.05),
     resources:
         **job_resources("analysis"),
     log:
@@ -37,7 +41,8 @@ rule figures:
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit figures --episodes {input} --out {params.out} 2> {log} "
+        "planaudit figures --episodes {input} --out {params.out} --seed {params.seed} "
+        "--bootstrap {params.bootstrap} --alpha {params.alpha} 2> {log} "
         "|| (tail -n 20 {log} >&2; exit 1)"
 
 

@@ -11,8 +11,16 @@ import polars as pl
 
 from planaudit.analysis.tables import OK as COUNTED
 
-FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow")
+FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",
+           "calibrator")
 CAPTIONS = {
+    "calibrator": "The positive control, reference/responsive (a reference, not an LLM): per "
+                  "method, the measured effect on the score against the baseline (circle: "
+                  "filled when the comparisons table finds it significant after Holm) with its "
+                  "95% bootstrap interval over tasks, and the true effect computed on the "
+                  "hidden model from the configured rates and seeded faults (gray bar). The "
+                  "dashed line is the family's minimal detectable difference; each label gives "
+                  "the power predicted for the true effect.",
     "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
                 "each outcome, and the mean cost per episode beside it. Errors (the model could "
                 "not be reached) are shown but never counted as model failures.",
@@ -117,6 +125,9 @@ def why_not(name: str, frame: pl.DataFrame) -> str | None:
         online = frame.filter((pl.col("regime") == "online") & pl.col("phases").is_not_null())
         if online.is_empty():
             return "no online episodes with phase labels in these rows"
+    if name == "calibrator" and ("calibration_expected" not in frame.columns or frame.filter(
+            pl.col("calibration_expected").is_not_null()).is_empty()):
+        return "no reference/responsive episodes (the positive control is not in the config)"
     if name == "online_offline" and not in_both_regimes(configurations(frame)):
         return "no model has both offline and online episodes"
     return None

@@ -406,9 +406,56 @@ def draw_online_offline(frame: pl.DataFrame) -> Figure:
     return fig
 
 
+# the analysis settings the calibrator figure's intervals and decisions use (`draw_all`
+# sets them from the config, so the figure shows what the calibrator table shows)
+ANALYSIS = {"seed": 0, "bootstrap": 2000, "alpha": 0.05}
+
+
+def draw_calibrator(frame: pl.DataFrame) -> Figure:
+    """reference/responsive: per method, the measured effect with its interval beside the
+    true effect, against the family's minimal detectable difference."""
+    from planaudit.analysis.tables import calibrator_rows
+
+    table = calibrator_rows(frame, ANALYSIS["seed"], ANALYSIS["bootstrap"], ANALYSIS["alpha"])
+    if table.is_empty():
+        raise NotDrawable("no reference/responsive episodes with their baseline")
+    panels = table.partition_by(["model", "regime"], maintain_order=True)
+    fig = Figure(figsize=(7.8, 1.0 + sum(0.32 * p.height + 0.7 for p in panels)),
+                 layout="constrained")
+    axes = fig.subplots(len(panels), 1, squeeze=False,
+                        height_ratios=[p.height + 1.5 for p in panels])[:, 0]
+    for ax, p in zip(axes, panels, strict=True):
+        y = np.arange(p.height)[::-1]
+        lo, hi = p["lo_pp"].fill_null(np.nan).to_numpy(), p["hi_pp"].fill_null(np.nan).to_numpy()
+        measured = p["measured_pp"].to_numpy()
+        ax.hlines(y, lo, hi, color="0", linewidth=1.2)
+        sig = p["significant"].fill_null(False).to_numpy()
+        ax.scatter(measured[sig], y[sig], s=30, color="0", zorder=3, label="measured, significant")
+        ax.scatter(measured[~sig], y[~sig], s=30, facecolor="1", edgecolor="0", zorder=3,
+                   label="measured, not significant")
+        ax.scatter(p["true_pp"].to_numpy(), y, marker="|", s=220, linewidths=2.2,
+                   color="0.5", zorder=2, label="true effect (computed)")
+        ax.axvline(0, color="0.6", linewidth=0.8)
+        mdd = p["mdd_pp"][0]
+        if mdd is not None:
+            ax.axvline(mdd, color="0", linestyle="--", linewidth=0.9,
+                       label=f"minimal detectable difference ({mdd:.1f} pp)")
+        labels = [f"{m} (power {w:.2f})" if w is not None else
+                  f"{m} (true effect {'0' if abs(t) < 1e-9 else 'below 0'})"
+                  for m, w, t in zip(p["method"], p["power"], p["true_pp"], strict=True)]
+        ax.set_yticks(y, labels)
+        ax.set_ylim(-0.8, p.height - 0.2)
+        ax.set_xlim(-20, 100)
+        ax.set_title(f"{p['regime'][0]} · {p['model'][0]} against {p['baseline'][0]}")
+        ax.legend(loc="lower right", frameon=False, fontsize=7)
+    axes[-1].set_xlabel("effect on the score, percentage points (95% bootstrap interval over tasks)")
+    return fig
+
+
 DRAWERS: dict[str, Callable[[pl.DataFrame], Figure]] = {
     "outcomes": draw_outcomes, "success_cost": draw_success_cost, "per_task": draw_per_task,
     "sensing": draw_sensing, "online_offline": draw_online_offline,
+    "calibrator": draw_calibrator,
 }
 
 
@@ -480,18 +527,20 @@ def draw(name: str, frame: pl.DataFrame) -> Figure:
         return DRAWERS[name](frame)
 
 
-def draw_all(frame: pl.DataFrame, outdir: str | Path,
-             notes: list[str] | None = None) -> list[Path]:
+def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = None,
+             analysis: dict | None = None) -> list[Path]:
     """Every figure as png and svg in `outdir`; returns the files written. A figure the
-    rows cannot support is written as a placeholder and its reason appended to `notes`."""
+    rows cannot support is written as a placeholder and its reason appended to `notes`.
+    `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
     from planaudit.analysis.tables import fold_settings
 
+    ANALYSIS.update(analysis or {})
     outdir = Path(outdir)
     written = []
     folded = fold_settings(frame)  # configurations as the tables name them (react+standard)
     for name in FIGURES:
         try:
-            fig = draw(name, frame if name == "phase_flow" else folded)
+            fig = draw(name, frame if name in ("phase_flow", "calibrator") else folded)
         except NotDrawable as e:
             if notes is not None:
                 notes.append(f"{name}: not drawn ({e})")

@@ -24,10 +24,19 @@ import planaudit
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
 from planaudit.analysis.figure_catalog import FIGURES, why_not
 
-TABLE_ORDER = ("main", "comparisons", "online_vs_offline", "compliance", "compliance_tests",
+TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance", "compliance_tests",
                "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
                "repair", "curriculum", "disguise")
 TABLE_CAPTIONS = {
+    "calibrator": "The positive control (reference/responsive, a reference, not an LLM): per "
+                  "method against its baseline, the true effect on the score (success or "
+                  "detection), computed on the hidden model apart from the pipeline from the "
+                  "configured rates and the seeded faults (true_pp), beside the measured one "
+                  "(measured_pp) with its 95% bootstrap interval over tasks (lo_pp, hi_pp; "
+                  "covered: the interval holds the true effect); the family's minimal "
+                  "detectable difference (mdd_pp), the power predicted for the true effect, "
+                  "and the comparisons table's decision (p_adj, significant); as_computed of "
+                  "episodes: the paired episodes that ended as the computation says.",
     "disguise": "Disguises (suite.disguise): per configuration, success on the solvable tasks "
                 "posed both under their own names and under a disguise (deceptive: actions, "
                 "predicates, functions and types renamed to unrelated words; randomized: to "
@@ -357,6 +366,22 @@ def power_sentences(folder: Path) -> str:
     return ("<h3>Power of this design</h3><ul>" + "".join(items) + "</ul>") if items else ""
 
 
+def calibrator_sentences(folder: Path) -> str:
+    """The positive control in words: whether effects above the design's floor were found
+    and effects below it were not, and whether the measured effects hold the true ones."""
+    from planaudit.analysis.responsive import CALIBRATOR, sentences
+
+    path = folder / "calibrator.csv"
+    if not path.is_file():
+        return ""
+    table = pl.read_csv(path, schema_overrides=CALIBRATOR)
+    items = "".join(f"<li>{esc(s)}</li>" for s in sentences(table))
+    return ("<h3>Positive control</h3><p>reference/responsive is a calibrator, not an LLM: each "
+            "method's mechanism corrects its seeded faults at configured rates, so every "
+            "method's true effect is known (the calibrator table).</p><ul>" + items + "</ul>"
+            ) if items else ""
+
+
 def witness_sentence(folder: Path) -> str:
     """The witness table in one line: every disagreement with VAL, by class, and a warning
     when one is unexplained."""
@@ -421,11 +446,11 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
     nav = ['<a href="#design">Design</a>', '<a href="#tables">Tables</a>',
            '<a href="#figures">Figures</a>']
     body = [f"<header><h1>planaudit report</h1><p>LLM planners and agents judged against hidden "
-            f"PDDL models. Reference models (oracle, flawed) are calibrators with privileged "
+            f"PDDL models. Reference models (oracle, flawed, responsive) are calibrators with privileged "
             f"access to the hidden model, not LLMs; every row of theirs carries {BADGE}.</p>"
             f"<nav>{' '.join(nav)}</nav></header>",
             design_html(frame, config, references), power_sentences(tables),
-            witness_sentence(tables),
+            calibrator_sentences(tables), witness_sentence(tables),
             '<h2 id="tables">Tables</h2>']
     if not files:
         body.append(f'<p class="note">No table csv in {esc(tables)} (run <code>planaudit '

@@ -73,7 +73,8 @@ def calibrator_table(ep: pl.DataFrame, comparisons: pl.DataFrame, power: pl.Data
                 "covered": None if ci is None else lo - 1e-9 <= 100 * true <= hi + 1e-9,
                 "mdd_pp": float(mdd[0]) if len(mdd) and mdd[0] is not None else None,
                 # the calibrator only ever corrects, so its discordant pairs run one way
-                "power": confirm_probability(n, max(m, 1), true, correlation=1.0, alpha=alpha)
+                "power": confirm_probability(n, max(m, 1), true, float(both["exp_b"].mean()),
+                                             correlation=1.0, alpha=alpha)
                 if true > 0 else None,
                 "p_adj": decided["p_adj"][0] if decided.height else None,
                 "significant": decided["significant"][0] if decided.height else None,

@@ -535,6 +535,19 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     }
 
 
+def calibrator_rows(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
+                    alpha: float = 0.05) -> pl.DataFrame:
+    """The calibrator table from offline and online rows, as `build_tables` makes it (the
+    figure of the same name draws this)."""
+    from planaudit.analysis.responsive import calibrator_table
+
+    ep = undisguised(fold_settings(ep.filter(pl.col("regime") != "curriculum")))
+    comparisons = comparisons_table(ep, alpha)
+    power = power_table(ep, comparisons, online_vs_offline_table(ep, alpha), alpha)
+    return calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed, n_resamples,
+                            alpha)
+
+
 def write_tables(ep: pl.DataFrame, out_dir: Path, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
     """Build every table of TABLES and write it in every format of FORMATS."""
