@@ -63,6 +63,9 @@ def _row(rng: random.Random, regime: str, model: str, tier: str, reference: bool
         "cost_usd": (tin + 4 * tout) * price / 1e6, "latency_s": calls * rng.uniform(0.5, 3.0),
         "cache_hits": 0, "config_hash": "fixture", "code_version": "0.0.0-fixture",
     }
+    if reference:  # a calibrator's expected score (here: what it scores, for certain)
+        row.update(calibration_expected=float(success or row["detected"]),
+                   calibration_predicted=success or row["detected"])
     if regime == "offline":  # VAL as the witness agrees with every verdict of the fixture
         val = None if plan_length is None else row["first_failure_kind"] is None
         row.update(val_valid=val, val_detail=None if val is None else "valid, value 3" if val

@@ -214,7 +214,7 @@ def test_cli_figures_and_report(tmp_path, capsys):
     make_episodes().filter(pl.col("regime") == "offline").write_parquet(episodes)
     assert main(["figures", "--episodes", str(episodes), "--out", str(tmp_path / "figures")]) == 0
     err = capsys.readouterr().err
-    assert "sensing: not drawn" in err and "12 files" in err
+    assert "sensing: not drawn" in err and f"{2 * len(figures.FIGURES)} files" in err
     assert main(["report", "--episodes", str(episodes), "--config",
                  str(ROOT / "config" / "config.yaml"), "--tables", str(tmp_path),
                  "--figures", str(tmp_path / "figures"), "--out", str(tmp_path / "index.html")]) == 0

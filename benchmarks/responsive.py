@@ -1,0 +1,85 @@
+"""What the positive control costs: computing each episode's expected score, against the
+episode it describes.
+
+For the `responsive` entry of a config, on every undisguised task of a prepared suite
+(`make run` prepares `results/suite`), under every offline strategy and online
+architecture the computation knows, it times `reference.expected.expectation` (every
+combination of the calibrator's draws, each played on the hidden model) and the real
+episode through the pipeline (`offline.run` / `online.run`, the calibrator answering in
+process, a fresh cache so that nothing is answered from disk), and prints both per
+episode and their ratio per method: the share the control adds to its own episodes.
+
+    .venv/bin/python benchmarks/responsive.py [--config config/config.yaml]
+                                              [--suite results/suite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from planaudit.experiment import reference_meta
+from planaudit.llm.cache import Cache
+from planaudit.llm.client import Client, ModelConfig
+from planaudit.reference.expected import MECHANISM, expectation
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default="config/config.yaml")
+    ap.add_argument("--suite", default="results/suite")
+    args = ap.parse_args()
+    config = yaml.safe_load(Path(args.config).read_text())
+    entry = next((m for m in config["models"] if m["model"] == "reference/responsive"), None)
+    if entry is None:
+        sys.exit(f"{args.config}: no reference/responsive model")
+    folders = sorted(p.parent for p in Path(args.suite).glob("*/*/truth.json")
+                     if "@" not in p.parent.name)
+    if not folders:
+        sys.exit(f"{args.suite}: no prepared tasks (run `make run` first)")
+    meta_base = reference_meta(entry)
+    print(f"{len(folders)} tasks, model {entry['name']}; ms per episode")
+    print(f"{'regime':8} {'method':15} {'episode':>9} {'expected':>9} {'ratio':>7}")
+    totals = [0.0, 0.0]
+    with tempfile.TemporaryDirectory() as tmp:
+        for regime, methods in MECHANISM.items():
+            section = config.get(regime, {})
+            for method in methods:
+                params = {**(section.get("params") or {}).get(method, {}),
+                          "budget": section.get("budget", 200)}
+                if regime == "offline":
+                    from planaudit.offline.run import run_episode
+                else:
+                    from planaudit.online.run import run_episode
+                client = Client(ModelConfig(entry["name"], entry["model"]),
+                                Cache(Path(tmp) / f"{regime}-{method}"))
+                episode = expected = 0.0
+                for folder in folders:
+                    name = f"{folder.parent.name}/{folder.name}"
+                    t0 = time.perf_counter()
+                    asyncio.run(run_episode(client, method, params, folder, task_name=name,
+                                            reference_meta=meta_base))
+                    t1 = time.perf_counter()
+                    expectation({"task_dir": str(folder), "task": name, "sample": 0,
+                                 **meta_base}, regime, method, params)
+                    t2 = time.perf_counter()
+                    episode += t1 - t0
+                    expected += t2 - t1
+                totals[0] += episode
+                totals[1] += expected
+                n = len(folders)
+                print(f"{regime:8} {method:15} {1000 * episode / n:9.1f} "
+                      f"{1000 * expected / n:9.1f} {expected / episode:7.3f}")
+    print(f"all methods: episodes {totals[0]:.1f} s, expectations {totals[1]:.1f} s, "
+          f"ratio {totals[1] / totals[0]:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
