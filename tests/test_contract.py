@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from planaudit.contract import extract, parse_action
 from planaudit.episode import offline_outcome
 from planaudit.formal import load_task, parse_plan, validate
 from planaudit.formal.truth import Limits, solve
-from planaudit.offline.contract import extract, parse_action
 from tests.conftest import DOMAINS
 
 BW = DOMAINS / "blocksworld"

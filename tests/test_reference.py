@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from planaudit.contract import extract
 from planaudit.episode import offline_outcome
 from planaudit.formal import load_task, parse_plan, validate
 from planaudit.formal.truth import Limits
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
-from planaudit.offline.contract import extract
 from planaudit.suite.catalog import find_entry
 from planaudit.suite.prepare import prepare
 from planaudit.suite.records import make_truth

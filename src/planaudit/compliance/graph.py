@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice, pairwise
 
-from planaudit.offline.contract import parse_action
+from planaudit.contract import parse_action
 
 MAX_LOOPS = 1_000
 

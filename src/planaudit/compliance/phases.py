@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from planaudit.offline.contract import parse_action
+from planaudit.contract import parse_action
 
 LABELS = ("U", "G", "S", "V", "P", "R", "A", "Y")
 ENDS = frozenset({"submit", "declare_unsolvable"})

@@ -3,7 +3,7 @@
 Three kinds of answer, as the prompts ask for them:
 
 - a plan (t1, t2, t4, t5, t6, t8_*): read with the output contract's action reader
-  (`offline.contract.extract`: the last fenced block, actions in any of the usual
+  (`contract.extract`: the last fenced block, actions in any of the usual
   forms), validated on the case's problem; t2 also needs the optimal cost.
   Outcomes: success, goal-not-reached, inapplicable-action, malformed (unreadable,
   or an unknown action, object or arity), wrong-answer (t2: valid but dearer).
@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import re
 
+from planaudit.contract import extract
 from planaudit.curriculum.cases import Case, Verdict
 from planaudit.formal.ground import Task
 from planaudit.formal.load import domain_at
 from planaudit.formal.syntax import parse_problem
 from planaudit.formal.validate import validate
-from planaudit.offline.contract import extract
 
 _FENCE = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _LEAD = re.compile(r"^\s*(?:[-*•]+|\d+\s*[.):])\s*")

@@ -1,1 +1,1 @@
-"""The offline regime: the output contract and the prompting strategies."""
+"""The offline regime: the prompting strategies and the episode that runs one."""

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from planaudit import __version__
+from planaudit.contract import extract
 from planaudit.episode import failure_record, offline_outcome
 from planaudit.formal import load_task, validate
 from planaudit.formal.plan import format_step
@@ -24,7 +25,6 @@ from planaudit.formal.repair import levenshtein, repair
 from planaudit.formal.syntax import parse
 from planaudit.formal.witness import run_val
 from planaudit.llm.client import Call, Client
-from planaudit.offline.contract import extract
 from planaudit.offline.strategies import STRATEGIES, Context
 from planaudit.suite.brief import Renderer, load_templates
 

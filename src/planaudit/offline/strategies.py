@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from planaudit.offline.contract import extract
+from planaudit.contract import extract
 
 Ask = Callable[..., Awaitable[str]]
 Strategy = Callable[["Context"], Awaitable[str]]

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from planaudit.compliance.settings import NONE, PlanSetting
+from planaudit.contract import extract
 from planaudit.formal.plan import format_step
 from planaudit.llm.client import Call
-from planaudit.offline.contract import extract
 from planaudit.online.environment import Environment, Observation
 from planaudit.online.tools import SCHEMAS, TEXT_PROTOCOL, assistant_message, native_calls, text_call
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from planaudit.contract import parse_action
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import format_step
 from planaudit.formal.task import State, atom_indices, conjuncts, holds
-from planaudit.offline.contract import parse_action
 from planaudit.suite.brief import Renderer
 
 EPISTEMIC = frozenset({"get_task", "query_state"})
