@@ -186,3 +186,50 @@ def test_the_table_sets_the_measured_effect_beside_the_true_one():
     text = " ".join(sentences(table))
     assert "modulo (+50.0 pp)" in text and "1 of 1 came out significant" in text
     assert "0 of 1 came out significant" in text and "covers the true effect in 2 of 2" in text
+
+
+def test_the_report_says_what_the_control_shows(tmp_path):
+    """Through the tables' own files: the calibrator table, its sentences in the report."""
+    import html
+    import re
+
+    from planaudit.analysis.report import build
+    from planaudit.analysis.tables import write_tables
+
+    n = 40
+    rows = (_rows("direct", [i < 10 for i in range(n)], [0.25] * n)
+            + _rows("modulo", [i < 30 for i in range(n)], [0.75] * n)
+            + _rows("cot", [i < 10 for i in range(n)], [0.25] * n))
+    base = {"model_tier": "reference", "solvable": True, "optimal_length": 4, "executable": True,
+            "plan_length": 4, "efficiency": 1.0, "first_failure_step": None,
+            "first_failure_kind": None, "first_failure_action": None,
+            "first_failure_detail": None, "error": None, "n_calls": 1, "input_tokens": 10,
+            "output_tokens": 5, "cost_usd": 0.0, "latency_s": 0.01, "cache_hits": 0,
+            "config_hash": "x", "code_version": "x"}
+    ep = pl.DataFrame([{**base, **r, "model": "r", "outcome": "success" if r["success"]
+                        else "goal-not-reached"} for r in rows])
+    write_tables(ep, tmp_path)
+    table = pl.read_csv(tmp_path / "calibrator.csv")
+    assert table["method"].to_list() == ["cot", "modulo"]
+    page = build(ep, {}, tmp_path, tmp_path / "figures", tmp_path / "i.html").read_text()
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert "Positive control" in text
+    assert "True effects at or above it: modulo (+50.0 pp); 1 of 1 came out significant" in text
+    assert "Below it: cot (+0.0 pp); 0 of 1 came out significant" in text
+
+
+@pytest.mark.parametrize("method", ["critic", "reflexion", "gated"])
+def test_the_text_tool_protocol_ends_as_computed_too(method, prepared, tmp_path):
+    from planaudit.experiment import reference_meta
+    from planaudit.online.run import run_episode
+
+    client = Client(ModelConfig("responsive", "reference/responsive"), Cache(tmp_path / "c"))
+    params = {"budget": 200}
+    for name in ("blocksworld/p04", "logistics/p03", "hospital/p04"):
+        for seed in range(3):
+            entry = {**ENTRY, "seed": seed}
+            row, _ = asyncio.run(run_episode(client, method, params, prepared[name],
+                                             task_name=name, protocol="text",
+                                             reference_meta=reference_meta(entry)))
+            cols = calibration_columns(entry, "online", method, params, prepared[name], name, 0)
+            assert cols["calibration_predicted"] == (row["success"] or row["detected"]), name
