@@ -131,3 +131,37 @@ def test_empty_choices_after_the_retries_is_an_error_not_a_crash(tmp_path):
         call = run(c)
     assert call.content is None and call.attempts == 3 and "EmptyReply" in call.error
     assert not [p for p in (tmp_path / "cache").rglob("*.json")]  # a failure is never cached
+
+
+def test_experiments_with_results_folders_of_their_own_share_every_reply(tmp_path):
+    """The task's folder (under the results folder) never reaches the model, so it does
+    not split the cache: a second experiment on the same tasks pays nothing."""
+    pilot = {"task_dir": "results/pilot/suite/gripper/p03", "task": "gripper/p03",
+             "purpose": "final"}
+    main_run = {**pilot, "task_dir": "results/main/suite/gripper/p03"}
+    with FakeOpenAI([reply("first", 50, 7)]) as srv:
+        c, _ = client(srv, tmp_path)
+        first = run(c, metadata=pilot)
+        again = run(client(srv, tmp_path)[0], metadata=main_run)
+        other = run(c, metadata={**main_run, "task": "gripper/p04"})  # another task: a call
+    assert len(srv.requests) == 2
+    assert not first.cache_hit and again.cache_hit and again.content == "first"
+    assert other.content == "(default)"
+
+
+def test_an_entry_keyed_with_the_task_folder_is_still_found(tmp_path):
+    """Entries written while `task_dir` was part of every key are answered, and filed
+    under today's key."""
+    meta = {"task_dir": "results/suite/gripper/p03", "task": "gripper/p03", "purpose": "final"}
+    with FakeOpenAI([reply("new")]) as srv:
+        c, _ = client(srv, tmp_path)
+        old = {"model": "openai/test-model", "messages": MESSAGES, "tools": None,
+               "temperature": 0.0, "max_tokens": 4096, "sample": 0, "metadata": meta,
+               "api_base": srv.api_base}
+        Cache(tmp_path / "cache").put(cache_key(old), {
+            "content": "paid before", "tool_calls": [], "input_tokens": 9, "output_tokens": 3,
+            "cost_usd": 0.0001, "latency_s": 1.0, "attempts": 1, "error": None})
+        call = run(c, metadata=meta)
+        moved = run(c, metadata={**meta, "task_dir": "elsewhere/gripper/p03"})
+    assert srv.requests == [] and call.cache_hit and call.content == "paid before"
+    assert moved.cache_hit and moved.content == "paid before"

@@ -2,7 +2,8 @@
 
 The key covers the model string, the server that answers it (`api_base`), the
 messages, the tools, the temperature, the output cap, the sample index and the
-call's metadata (task, purpose, a reference model's fault rates), and nothing else: retries, timeouts,
+call's metadata (task, purpose, a reference model's fault rates; the task's folder only for
+a reference model, which reads its answer there: `Client._keyed`), and nothing else: retries, timeouts,
 concurrency or the API key do not change what a model would say, so they do
 not change the key. Entries are JSON files written atomically (a temporary file
 renamed into place), so a killed run never leaves a half-written entry, and a

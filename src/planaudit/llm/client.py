@@ -171,8 +171,14 @@ class Client:
         request = {"model": self.cfg.model, "messages": messages, "tools": tools,
                    "temperature": temperature, "max_tokens": max_tokens, "sample": sample,
                    "metadata": metadata, "api_base": self.cfg.api_base}
-        key = cache_key(request)
+        key = cache_key(self._keyed(request))
         hit = self.cache.get(key)
+        if hit is None and key != (legacy := cache_key(request)):
+            # an entry written while the task's folder was part of every key: found, and
+            # filed under today's key too (nothing paid is lost to the change)
+            hit = self.cache.get(legacy)
+            if hit is not None:
+                self.cache.put(key, hit)
         if hit is not None:
             return Call(**{**hit, "cache_hit": True, "latency_s": 0.0, "attempts": 0})
         if self.fatal is not None:  # the same request would fail the same way: do not send it
@@ -182,6 +188,16 @@ class Client:
         if call.error is None:
             self.cache.put(key, call.to_json())
         return call
+
+    def _keyed(self, request: dict) -> dict:
+        """The request as its cache key sees it. A model behind an API never sees the
+        task's folder (`task_dir`, under the experiment's results folder), so it stays
+        out of the key, and experiments with results folders of their own share every
+        reply; a reference model reads its answer from that folder, so it stays in."""
+        meta = request.get("metadata")
+        if self.reference or not meta or "task_dir" not in meta:
+            return request
+        return {**request, "metadata": {k: v for k, v in meta.items() if k != "task_dir"}}
 
     def _api_key(self) -> str | None:
         """The key named by `api_key_env`; a placeholder for a server that needs none (the
