@@ -233,3 +233,30 @@ def test_the_text_tool_protocol_ends_as_computed_too(method, prepared, tmp_path)
                                              reference_meta=reference_meta(entry)))
             cols = calibration_columns(entry, "online", method, params, prepared[name], name, 0)
             assert cols["calibration_predicted"] == (row["success"] or row["detected"]), name
+
+
+def test_a_critique_lists_the_issues_of_the_answer_in_front_of_it(prepared):
+    """Self-refine shows each critique only the latest answer: the calibrator reads which
+    faults that answer still holds, so a second critique lists what the revision left."""
+    import json
+
+    from planaudit.reference.responsive import critique, final_answer
+
+    folder = prepared["blocksworld/p04"]
+    plan = json.loads((folder / "truth.json").read_text())["plan"]
+    first, second = plan[0].strip("()").split(), plan[3].strip("()").split()
+    faults = [Fault(0, "unknown_object", 0, (f"({first[0]} obj_unknown{' x' * (len(first) - 2)})",)),
+              Fault(1, "wrong_arity", 3, (f"({' '.join(second[:-1])})",))]
+    cal = _cal(plan, faults, {"self_critique": 0.5}).forcing(
+        {("self_critique", 0): True, ("self_critique", 1): False})
+    start = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    answer = final_answer(cal, start)
+    review = critique(cal, [*start, {"role": "assistant", "content": answer},
+                            {"role": "user", "content": "check"}])
+    assert review.count("- step") == 2
+    revised = final_answer(cal, [*start, {"role": "assistant", "content": answer},
+                                 {"role": "user", "content": "Issues found:\n" + review}])
+    assert "obj_unknown" not in revised and f"({' '.join(second[:-1])})" in revised
+    again = critique(cal, [*start, {"role": "assistant", "content": revised},
+                           {"role": "user", "content": "check"}])
+    assert again.count("- step") == 1 and "wrong number of arguments" in again

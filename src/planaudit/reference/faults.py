@@ -80,6 +80,8 @@ def seed_faults(plan: list[str] | None, objects: dict[str, tuple[str, ...]], rat
             slots = [i for i in slots if split(plan[i])[1] or kind == "wrong_arity"]
         if kind == "wrong_argument":
             slots = [i for i in slots if _alternatives(split(plan[i])[1], objects)]
+        if kind == "swap_adjacent":  # a swap must change the text (one text, one fault set)
+            slots = [i for i in slots if plan[i] != plan[i + 1]]
         if not slots:
             continue
         i = rng.choice(slots)

@@ -134,14 +134,35 @@ def _text(message: dict) -> str:
     return content if isinstance(content, str) else ""
 
 
+def read_answer(cal: Calibrator, text: str) -> frozenset[int] | None:
+    """The faults an answer of its own still holds (None: not one of its answers). Each
+    fault changes the text of its own steps, so one set of faults gives one text."""
+    from itertools import combinations
+
+    wanted = text.strip()
+    faults = sorted(cal.all)
+    for n in range(len(faults), -1, -1):
+        for subset in combinations(faults, n):
+            if answer_text(cal.answer(frozenset(subset))) == wanted:
+                return frozenset(subset)
+    return None
+
+
 def offline_state(cal: Calibrator, messages: list[dict]) -> tuple[frozenset[int], int]:
     """(faults left, steps already executed) after what the conversation shows: its own
-    reasoning, a validator's rejections, a critique's issues, a plan-execute replan."""
+    latest answer, and after it a validator's rejections, a critique's issues, a
+    plan-execute replan; before any answer, its own reasoning."""
     remaining = cal.all
     if any(REASONING in _text(m) for m in messages):
         remaining -= {f.index for f in cal.faults if cal.corrects("reasoning", f.index)}
+    start = 2
+    for i in range(len(messages) - 1, 1, -1):
+        if messages[i].get("role") == "assistant" and (
+                held := read_answer(cal, _text(messages[i]))) is not None:
+            remaining, start = held, i + 1
+            break
     done = 0
-    for m in messages[2:]:
+    for m in messages[start:]:
         text = _text(m)
         if m.get("role") != "user":
             continue
