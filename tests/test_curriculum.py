@@ -431,6 +431,6 @@ def test_estimate_counts_one_call_per_curriculum_case(suite):
                               "instances": 2})
     rows = estimate(config, suite)
     assert [(r.model, r.regime, r.method, r.calls) for r in rows] == [
-        (m, "curriculum", t, 4) for m in ("oracle", "flawed") for t in ("t1", "t3")]
+        (m, "curriculum", t, 4) for m in ("oracle", "flawed", "responsive") for t in ("t1", "t3")]
     t1, t3 = rows[0], rows[1]
     assert t3.input_tokens > t1.input_tokens > 0 and t1.usd == 0.0  # t3 shows three examples
