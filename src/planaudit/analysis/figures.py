@@ -43,7 +43,7 @@ from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
 
 # one definition of each rate: the figures can never disagree with the tables
 from planaudit.analysis.tables import OK as COUNTED
-from planaudit.analysis.tables import RATES
+from planaudit.analysis.tables import RATES, calibrator_rows
 from planaudit.analysis.tables import SCORE as SCORED
 
 # outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
@@ -406,17 +406,12 @@ def draw_online_offline(frame: pl.DataFrame) -> Figure:
     return fig
 
 
-# the analysis settings the calibrator figure's intervals and decisions use (`draw_all`
-# sets them from the config, so the figure shows what the calibrator table shows)
-ANALYSIS = {"seed": 0, "bootstrap": 2000, "alpha": 0.05}
-
-
-def draw_calibrator(frame: pl.DataFrame) -> Figure:
+def draw_calibrator(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000,
+                    alpha: float = 0.05) -> Figure:
     """reference/responsive: per method, the measured effect with its interval beside the
-    true effect, against the family's minimal detectable difference."""
-    from planaudit.analysis.tables import calibrator_rows
-
-    table = calibrator_rows(frame, ANALYSIS["seed"], ANALYSIS["bootstrap"], ANALYSIS["alpha"])
+    true effect, against the family's minimal detectable difference (intervals and
+    decisions with the tables' seed, resamples and alpha, so both show the same)."""
+    table = calibrator_rows(frame, seed, bootstrap, alpha)
     if table.is_empty():
         raise NotDrawable("no reference/responsive episodes with their baseline")
     panels = table.partition_by(["model", "regime"], maintain_order=True)
@@ -518,12 +513,18 @@ def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
     return paths
 
 
-def draw(name: str, frame: pl.DataFrame) -> Figure:
+# figures whose intervals and decisions take the analysis settings (seed, bootstrap, alpha)
+ANALYSED = frozenset({"calibrator"})
+
+
+def draw(name: str, frame: pl.DataFrame, analysis: dict | None = None) -> Figure:
     """One figure by name; raises NotDrawable when the rows cannot support it."""
     reason = why_not(name, frame)
     if reason:
         raise NotDrawable(reason)
     with mpl.rc_context(RC):
+        if name in ANALYSED:
+            return DRAWERS[name](frame, **(analysis or {}))
         return DRAWERS[name](frame)
 
 
@@ -534,13 +535,12 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
     `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
     from planaudit.analysis.tables import fold_settings
 
-    ANALYSIS.update(analysis or {})
     outdir = Path(outdir)
     written = []
     folded = fold_settings(frame)  # configurations as the tables name them (react+standard)
     for name in FIGURES:
         try:
-            fig = draw(name, frame if name in ("phase_flow", "calibrator") else folded)
+            fig = draw(name, frame if name in ("phase_flow", "calibrator") else folded, analysis)
         except NotDrawable as e:
             if notes is not None:
                 notes.append(f"{name}: not drawn ({e})")

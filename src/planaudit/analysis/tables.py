@@ -24,6 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from planaudit import atomic
+from planaudit.analysis.responsive import calibrator_table
 from planaudit.analysis.stats import (
     bootstrap_ci,
     detectable_difference,
@@ -514,8 +515,6 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     comparisons = comparisons_table(ep, alpha)
     versus = online_vs_offline_table(ep, alpha)
     power = power_table(ep, comparisons, versus, alpha)
-    from planaudit.analysis.responsive import calibrator_table
-
     calibrator = calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed,
                                   n_resamples, alpha)
     return {
@@ -539,8 +538,6 @@ def calibrator_rows(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                     alpha: float = 0.05) -> pl.DataFrame:
     """The calibrator table from offline and online rows, as `build_tables` makes it (the
     figure of the same name draws this)."""
-    from planaudit.analysis.responsive import calibrator_table
-
     ep = undisguised(fold_settings(ep.filter(pl.col("regime") != "curriculum")))
     comparisons = comparisons_table(ep, alpha)
     power = power_table(ep, comparisons, online_vs_offline_table(ep, alpha), alpha)

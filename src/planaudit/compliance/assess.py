@@ -15,6 +15,13 @@ COLUMNS = ("plan_setting", "plan_order", "phases", "ppc", "poc", "ppf", "pc", "s
 def assess(trace: Sequence[dict], actions: Iterable[str], setting: str, order: str) -> dict:
     """The row's compliance columns: the run-length encoded phases, the metrics against
     `order` (null without one) and the trajectory graph's measures."""
+    return assessment(trace, actions, setting, order)[0]
+
+
+def assessment(trace: Sequence[dict], actions: Iterable[str], setting: str,
+               order: str) -> tuple[dict, list[dict]]:
+    """`assess`'s columns and every labelled step for the transcript (phase, turn, mark),
+    from one labelling of the trace."""
     steps = label(trace, actions)
     phases = [s.phase for s in steps]
     row: dict = {"plan_setting": setting, "plan_order": order, "phases": encode(phases)}
@@ -26,10 +33,6 @@ def assess(trace: Sequence[dict], actions: Iterable[str], setting: str, order: s
     g = trajectory_graph([(t["tool"], t.get("args") or {}) for t in trace if t.get("tool")])
     row |= {"nodes": g.nodes, "temporal_edges": g.temporal_edges, "loops": g.loops,
             "loops_bounded": g.bounded}
-    return row
-
-
-def marked(trace: Sequence[dict], actions: Iterable[str]) -> list[dict]:
-    """Every labelled step, for the transcript: phase, turn and mark."""
-    return [{"phase": s.phase, "turn": s.turn, **({"mark": s.mark} if s.mark else {})}
-            for s in label(trace, actions)]
+    marks = [{"phase": s.phase, "turn": s.turn, **({"mark": s.mark} if s.mark else {})}
+             for s in steps]
+    return row, marks

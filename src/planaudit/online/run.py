@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from planaudit import __version__
-from planaudit.compliance.assess import assess, marked
+from planaudit.compliance.assess import assessment
 from planaudit.compliance.settings import PlanSetting
 from planaudit.episode import failure_record, online_outcome
 from planaudit.formal import load_task
@@ -82,6 +82,8 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     outcome = online_outcome(solvable, env.ending)
     failure = env.first_failure
     tried = c.n_ontic > 0
+    compliance, marks = assessment(env.trace, task.domain.actions, setting.name,
+                                   setting.order)
     row = {
         "regime": "online", "model": client.cfg.name, "model_tier": tier or client.cfg.tier,
         "reference": client.cfg.model.startswith("reference/"), "method": method,
@@ -112,11 +114,11 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "blocked_actions": c.blocked_actions,
         "recovered": (outcome == "success") if c.blocked_actions else None,
         "epoch": epoch,
-        **assess(env.trace, task.domain.actions, setting.name, setting.order),
+        **compliance,
     }
     transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
                        "first_failure": failure_record(row),
-                       "phases": marked(env.trace, task.domain.actions),
+                       "phases": marks,
                        # the turns as labelled: labels can be recomputed without a rerun
                        "trace": env.trace})
     return row, transcript

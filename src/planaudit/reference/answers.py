@@ -17,7 +17,8 @@ FAULTS = ("drop_action", "swap_adjacent", "wrong_argument", "unknown_object",
           "unsolvable_on_solvable", "plan_on_unsolvable", "drop_fact", "flip_verdict")
 
 
-def _plan_block(steps: list[str]) -> str:
+def plan_block(steps: list[str]) -> str:
+    """A plan as a reply writes it: its steps in one fenced block."""
     return "```\n" + "\n".join(steps) + "\n```"
 
 
@@ -32,7 +33,7 @@ def flawed_plan(truth: dict, objects: list[str], faults: dict, rng: random.Rando
         return rng.random() < float(faults.get(name, 0.0))
 
     if not truth["solvable"]:
-        return _plan_block(random_plan(rng)) if hit("plan_on_unsolvable") else "UNSOLVABLE"
+        return plan_block(random_plan(rng)) if hit("plan_on_unsolvable") else "UNSOLVABLE"
     if hit("unsolvable_on_solvable"):
         return "UNSOLVABLE"
     steps = list(truth["plan"])
@@ -56,7 +57,7 @@ def flawed_plan(truth: dict, objects: list[str], faults: dict, rng: random.Rando
         if len(words) > 1:
             words[rng.randrange(1, len(words))] = "obj_unknown"
             steps[i] = "(" + " ".join(words) + ")"
-    return _plan_block(steps)
+    return plan_block(steps)
 
 
 def answer(variant: str, meta: dict) -> str:
@@ -75,7 +76,7 @@ def answer(variant: str, meta: dict) -> str:
     folder = Path(meta["task_dir"])
     truth = json.loads((folder / "truth.json").read_text())
     if variant == "oracle":
-        return _plan_block(truth["plan"]) if truth["solvable"] else "UNSOLVABLE"
+        return plan_block(truth["plan"]) if truth["solvable"] else "UNSOLVABLE"
     if variant != "flawed":
         raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
     return _flawed_answer(folder, truth, meta)
@@ -101,7 +102,7 @@ def curriculum_answer(variant: str, meta: dict) -> str:
     if kind == "state":
         if lines and rng.random() < float(faults.get("drop_fact", 0.0)):
             lines.pop(rng.randrange(len(lines)))
-        return _plan_block(lines)
+        return plan_block(lines)
     if kind == "verdict" and rng.random() < float(faults.get("flip_verdict", 0.0)):
         return meta["wrong"]
     return text

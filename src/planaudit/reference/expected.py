@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from itertools import product
 
+from planaudit.formal import validate
+from planaudit.formal.ground import GroundingError
 from planaudit.reference.faults import MECHANICAL, item_at, responsible, split, steps_of
 from planaudit.reference.responsive import Actor, Calibrator, calibrator, hidden_task
 
@@ -33,8 +35,6 @@ MECHANISM = {
 
 
 def _valid(task, steps: list[str]) -> bool:
-    from planaudit.formal import validate
-
     return validate(task, [split(s) for s in steps]).valid
 
 
@@ -57,8 +57,6 @@ def offline_score(cal: Calibrator, task, method: str, params: dict) -> bool:
                 break  # no issue, or a revision that changes nothing
             remaining -= fixed
         elif mechanism == "feedback":
-            from planaudit.formal import validate
-
             verdict = validate(task, [split(s) for s in steps])
             if verdict.valid:
                 break
@@ -79,8 +77,6 @@ def online_score(cal: Calibrator, task, method: str, params: dict) -> bool:
     """Success or detection of an online episode, played on the hidden model."""
     if method == "plan-execute":
         return _plan_execute(cal, task, int(params.get("replans", 2)))
-    from planaudit.formal.ground import GroundingError
-
     budget = int(params.get("budget", 200))
     actor, state, calls = Actor(cal), task.init, 1  # get_task
     while True:
@@ -117,8 +113,6 @@ def online_score(cal: Calibrator, task, method: str, params: dict) -> bool:
 def _plan_execute(cal: Calibrator, task, replans: int) -> bool:
     """Plan once, execute; a refused step is a surprise, and the replan is the rest of
     the plan; an inapplicable step ends the episode; replans spent, it submits."""
-    from planaudit.formal.ground import GroundingError
-
     steps = steps_of(cal.answer(cal.all))
     if steps is None:
         return cal.plan is None

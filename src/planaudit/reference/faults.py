@@ -22,6 +22,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from planaudit.reference.answers import plan_block
+
 KINDS = ("drop_action", "swap_adjacent", "wrong_argument", "unknown_object", "wrong_arity",
          "unsolvable_on_solvable", "plan_on_unsolvable")
 MECHANICAL = frozenset({"unknown_object", "wrong_arity"})
@@ -139,10 +141,11 @@ def steps_of(answer: list[Item] | None) -> list[str] | None:
     return None if answer is None else [it.text for it in answer if it.text is not None]
 
 
-def answer_text(answer: list[Item] | None) -> str:
-    """The reply: the plan in one fenced block, or `UNSOLVABLE`."""
+def answer_text(answer: list[Item] | None, skip: int = 0) -> str:
+    """The reply: the plan in one fenced block (without its first `skip` steps, already
+    executed), or `UNSOLVABLE`."""
     steps = steps_of(answer)
-    return UNSOLVABLE if steps is None else "```\n" + "\n".join(steps) + "\n```"
+    return UNSOLVABLE if steps is None else plan_block(steps[skip:])
 
 
 def item_at(answer: list[Item], position: int) -> int:
@@ -168,7 +171,7 @@ def responsible(answer: list[Item], k: int) -> int | None:
     return None if pick is None else pick.fault
 
 
-def decide(seed, task: str, sample, mechanism: str, fault: Fault, rate: float) -> bool:
+def decide(key: str, mechanism: str, fault: Fault, rate: float) -> bool:
     """Whether the model corrects `fault` when `mechanism` meets it: one seeded draw per
     fault and mechanism, so a fault it does not correct it never corrects (a model at
     temperature 0 answers the same prompt the same way)."""
@@ -176,4 +179,4 @@ def decide(seed, task: str, sample, mechanism: str, fault: Fault, rate: float) -
         return False
     if rate >= 1:
         return True
-    return random.Random(f"{seed}:{task}:{sample}:{mechanism}:{fault.index}").random() < rate
+    return random.Random(f"{key}:{mechanism}:{fault.index}").random() < rate

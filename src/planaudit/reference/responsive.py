@@ -33,7 +33,6 @@ from pathlib import Path
 
 from planaudit.reference.faults import (
     MECHANICAL,
-    UNSOLVABLE,
     Fault,
     Item,
     answer_text,
@@ -43,7 +42,6 @@ from planaudit.reference.faults import (
     responsible,
     seed_faults,
     split,
-    steps_of,
 )
 
 MECHANISMS = ("feedback", "self_critique", "reasoning", "critic", "reflection", "gate")
@@ -77,8 +75,7 @@ class Calibrator:
         rate = self.rate(mechanism, fault)
         if (mechanism, index) in self.forced and 0 < rate < 1:
             return self.forced[(mechanism, index)]
-        seed, task, sample = self.key.split(":", 2)
-        return decide(seed, task, sample, mechanism, fault, rate)
+        return decide(self.key, mechanism, fault, rate)
 
     def answer(self, remaining: frozenset[int]) -> list[Item] | None:
         return items(self.plan, self.faults, remaining)
@@ -187,11 +184,7 @@ def offline_state(cal: Calibrator, messages: list[dict]) -> tuple[frozenset[int]
 
 def final_answer(cal: Calibrator, messages: list[dict]) -> str:
     remaining, done = offline_state(cal, messages)
-    answer = cal.answer(remaining)
-    steps = steps_of(answer)
-    if steps is None:
-        return UNSOLVABLE
-    return answer_text(answer) if not done else "```\n" + "\n".join(steps[done:]) + "\n```"
+    return answer_text(cal.answer(remaining), skip=done)
 
 
 def critique(cal: Calibrator, messages: list[dict]) -> str:
