@@ -59,7 +59,8 @@ def _row(rng: random.Random, regime: str, model: str, tier: str, reference: bool
         "first_failure_action": "(stack a b)" if failing else None,
         "first_failure_detail": "precondition does not hold; unsatisfied: (clear b)" if failing else None,
         "error": "InternalServerError: 500 after retries" if outcome == "error" else None,
-        "contract_breach": None, "n_calls": calls, "input_tokens": tin, "output_tokens": tout,
+        "contract_breach": None, "truncated": False,
+        "n_calls": calls, "input_tokens": tin, "output_tokens": tout,
         "cost_usd": (tin + 4 * tout) * price / 1e6, "latency_s": calls * rng.uniform(0.5, 3.0),
         "cache_hits": 0, "config_hash": "fixture", "code_version": "0.0.0-fixture",
     }

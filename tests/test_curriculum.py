@@ -434,3 +434,28 @@ def test_estimate_counts_one_call_per_curriculum_case(suite):
         (m, "curriculum", t, 4) for m in ("oracle", "flawed", "responsive") for t in ("t1", "t3")]
     t1, t3 = rows[0], rows[1]
     assert t3.input_tokens > t1.input_tokens > 0 and t1.usd == 0.0  # t3 shows three examples
+
+
+def test_a_real_models_unreadable_reply_names_its_breach_and_its_cut(suite, tmp_path,
+                                                                    monkeypatch):
+    """Curriculum rows fill contract_breach as offline rows do, and flag a reply cut at
+    max_tokens (through the real litellm path, against a scripted local server)."""
+    from planaudit.curriculum.shard import run_curriculum_shard
+    from tests.fake_openai import FakeOpenAI, reply
+
+    cut = reply("I will now list the plan step by step: first", 200, 16)
+    cut["body"]["choices"][0]["finish_reason"] = "length"
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["cache"] = str(tmp_path / "cache")
+    config["curriculum"] = {"tests": ["t1"], "instances": 2, "shots": 1}
+    with FakeOpenAI([cut, reply("Sure! Here is what I think.")]) as srv:
+        config["models"] = [{"name": "fake", "model": "openai/fake", "api_base": srv.api_base,
+                             "api_key_env": "none", "max_concurrency": 1}]
+        out = tmp_path / "{domain}.parquet"
+        frames = run_curriculum_shard(config, "fake", "t1", ["gripper"], suite, str(out),
+                                      str(tmp_path / "tr" / "{domain}"))
+    rows = frames["gripper"].sort("truncated", descending=True).to_dicts()
+    assert [r["outcome"] for r in rows] == ["malformed", "malformed"]
+    assert all(r["contract_breach"] and "fenced" in r["contract_breach"] for r in rows)
+    assert [r["truncated"] for r in rows] == [True, False]
+    assert all(r["cost_usd"] is None for r in rows)  # openai/fake has no known price

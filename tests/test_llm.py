@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from planaudit.llm.cache import Cache, cache_key
-from planaudit.llm.client import Client, ModelConfig
+from planaudit.llm.client import Client, ModelConfig, total_cost
 from tests.fake_openai import FakeOpenAI, delay, reply, status
 
 SECRET = "sk-planaudit-test-secret-0123456789"
@@ -61,11 +61,73 @@ def test_server_error_is_retried_with_growing_jittered_backoff(tmp_path):
     assert 0.5 <= slept[0] <= 1.0 and 1.0 <= slept[1] <= 2.0
 
 
-def test_timeout_is_retried(tmp_path):
+def test_timeout_is_retried_where_the_provider_drops_the_request(tmp_path):
+    with FakeOpenAI([delay(3.0), reply("ok")]) as srv:
+        c, slept = client(srv, tmp_path, timeout=0.5, retry_timeouts=True)
+        call = run(c)
+    assert call.content == "ok" and call.attempts == 2 and len(slept) == 1
+
+
+def test_a_server_of_ones_own_is_not_sent_a_timed_out_request_again(tmp_path):
+    """A CPU server goes on generating a request its client gave up on: a retry would queue
+    behind it (and time out too), so with api_base a time-out ends the call at once."""
     with FakeOpenAI([delay(3.0), reply("ok")]) as srv:
         c, slept = client(srv, tmp_path, timeout=0.5)
         call = run(c)
-    assert call.content == "ok" and call.attempts == 2 and len(slept) == 1
+        assert len(srv.requests) == 1 and slept == []
+    assert call.content is None and call.attempts == 1
+    assert "not retried: timed out after 0.5 s" in call.error and srv.api_base in call.error
+    assert ModelConfig("x", "openai/x", api_base="http://127.0.0.1:1/v1").timeout == 600
+    assert ModelConfig("x", "openai/gpt-4o").timeout == 120
+    assert ModelConfig("x", "openai/gpt-4o").retry_timeouts is True
+
+
+def test_tools_go_with_tool_choice_auto_and_never_none(tmp_path):
+    """Without tool_choice, llama.cpp's and llama-cpp-python's servers drop the tools
+    without a word (every online episode then ran to its budget with no tool call)."""
+    tools = [{"type": "function", "function": {"name": "submit", "parameters": {
+        "type": "object", "properties": {}}}}]
+    with FakeOpenAI([reply("a"), reply("b"), reply("c"), reply("d")]) as srv:
+        c, _ = client(srv, tmp_path)
+        run(c, tools=tools)
+        run(c, sample=1)  # no tools: no tool_choice either
+        c2, _ = client(srv, tmp_path / "2", tool_choice="required")
+        run(c2, tools=tools)
+        c3, _ = client(srv, tmp_path / "3", tool_choice="omit")
+        run(c3, tools=tools)
+        bad, _ = client(srv, tmp_path / "4", tool_choice="none")
+        refused = run(bad, tools=tools)
+    sent = [r.get("tool_choice") for r in srv.requests]
+    assert sent == ["auto", None, "required", None]
+    assert [bool(r.get("tools")) for r in srv.requests] == [True, False, True, True]
+    assert refused.error and "tool_choice 'none'" in refused.error and len(srv.requests) == 4
+
+
+def test_finish_reason_is_recorded_and_length_means_truncated(tmp_path):
+    cut = reply("```\n(pick-up a)")
+    cut["body"]["choices"][0]["finish_reason"] = "length"
+    with FakeOpenAI([cut, reply("ok")]) as srv:
+        c, _ = client(srv, tmp_path)
+        first, second = run(c), run(c, sample=1)
+    assert first.finish_reason == "length" and first.truncated
+    assert first.to_json()["finish_reason"] == "length"
+    assert second.finish_reason == "stop" and not second.truncated
+    again = run(c)  # from the cache: the cut is remembered
+    assert again.cache_hit and again.truncated
+
+
+def test_a_model_with_no_known_price_is_unpriced_not_free(tmp_path, capfd):
+    with FakeOpenAI([reply("ok"), reply("ok")]) as srv:
+        unknown = ModelConfig("t", "openai/no-such-model-anywhere", api_base=srv.api_base)
+        call = asyncio.run(Client(unknown, Cache(tmp_path / "a")).complete(MESSAGES))
+        free = ModelConfig("t", "openai/no-such-model-anywhere-2", api_base=srv.api_base,
+                           input_price=0, output_price=0)
+        paid = asyncio.run(Client(free, Cache(tmp_path / "b")).complete(MESSAGES))
+    assert call.error is None and call.cost_usd is None
+    assert paid.cost_usd == 0.0
+    assert total_cost([call, paid]) is None and total_cost([paid, paid]) == 0.0
+    # planaudit registers the configured price itself: litellm has nothing to warn about
+    assert "custom pricing" not in capfd.readouterr().err
 
 
 def test_persistent_failure_is_an_error_not_an_exception(tmp_path):

@@ -208,3 +208,22 @@ def test_a_shard_asking_for_val_where_there_is_none_stops_before_any_call(folder
         run_shard(config, "offline", "oracle", "direct", "gripper",
                   folders["gripper/p03"].parent.parent, tmp_path / "o.parquet", tmp_path / "t")
     assert not (tmp_path / "c").exists() and not (tmp_path / "o.parquet").exists()
+
+
+def test_a_final_reply_cut_at_max_tokens_is_flagged_and_judged_as_written(folders, tmp_path,
+                                                                          monkeypatch):
+    """A reply stopped by the cap still reads as the contract says (here: no fenced block,
+    malformed); the row says it was cut, so the report can count truncations apart."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    cut = reply("Let me think step by step. First I pick up", 900, 64)
+    cut["body"]["choices"][0]["finish_reason"] = "length"
+    with FakeOpenAI([reply("Thinking it over.", 900, 50), cut]) as srv:
+        row, transcript = episode("openai/test", "cot", folders["blocksworld/p04"],
+                                  "blocksworld/p04", tmp_path, api_base=srv.api_base)
+    assert row["outcome"] == "malformed" and row["truncated"] is True
+    assert row["contract_breach"] and "fenced" in row["contract_breach"]
+    assert [t["call"]["finish_reason"] for t in transcript if "call" in t] == ["stop", "length"]
+    with FakeOpenAI([reply("UNSOLVABLE")]) as srv:
+        whole, _ = episode("openai/test", "direct", folders["blocksworld/p04"],
+                           "blocksworld/p04", tmp_path / "b", api_base=srv.api_base)
+    assert whole["truncated"] is False and whole["contract_breach"] is None

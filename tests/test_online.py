@@ -147,9 +147,40 @@ def test_early_submit(method, folders, tmp_path, server_env):
 @pytest.mark.parametrize("method", ACTORS)
 def test_budget(method, folders, tmp_path, server_env):
     calls = [("get_task", {}), ("none", None), ("query_state", {}), ("none", None), ("none", None)]
-    row, *_ = scenario(method, folders, tmp_path, calls, params={"budget": 4})
-    assert row["outcome"] == "budget-exhausted" and row["steps"] == 5
+    row, _, requests = scenario(method, folders, tmp_path, calls, params={"budget": 4})
+    assert row["outcome"] == "budget-exhausted" and row["steps"] == 4
     assert row["first_failure_kind"] == "budget"
+    # checked before each call: a budget of 4 pays for 4 actor replies, not a 5th
+    assert len(requests) == 4 and row["n_calls"] == 4
+    assert row["contract_breach"] == "no tool call" and row["truncated"] is False
+
+
+@pytest.mark.parametrize("method", ACTORS)
+def test_refused_actions_are_not_ontic_and_prove_no_executability(method, folders, tmp_path,
+                                                                  server_env):
+    """An act refused as ill-formed changed nothing: an episode of only such acts applied no
+    action, so executability is unknown (null), not true, and sensing counts none of them."""
+    calls = [("get_task", {}), ("bad:act", {"action": "(no-such-action a b)"}),
+             ("bad:act", {"action": "(pick-up nosuchblock)"}),
+             ("bad:query_state", {"predicate": "nosuchpredicate"}), ("submit", {})]
+    row, *_ = scenario(method, folders, tmp_path, calls)
+    assert row["outcome"] == "goal-not-reached" and row["plan_length"] == 0
+    assert row["n_ontic"] == 0 and row["n_epistemic"] == 1
+    assert row["executable"] is None and row["sensing_ratio"] == 1.0
+    assert row["sensed_before_first_act"] is None
+
+
+@pytest.mark.parametrize("method", ACTORS)
+def test_a_reply_cut_at_max_tokens_is_flagged_truncated(method, folders, tmp_path, server_env):
+    calls = [("get_task", {}), ("none", None)]
+    script = script_for(method, calls)
+    script[-1]["body"]["choices"][0]["finish_reason"] = "length"
+    with FakeOpenAI(script) as srv:
+        row, transcript = online("openai/test", method, folders[TASK], TASK, tmp_path,
+                                 params={"budget": 2}, api_base=srv.api_base)
+    assert row["outcome"] == "budget-exhausted" and row["truncated"] is True
+    assert row["contract_breach"] == "reply cut at max_tokens, no tool call"
+    assert [t["call"]["finish_reason"] for t in transcript if "call" in t][-1] == "length"
 
 
 @pytest.mark.parametrize("method", ACTORS)
@@ -314,7 +345,8 @@ def test_query_state_filters_and_renders_through_templates(folders):
     assert about and all(obj in line for line in about)
     assert not any(line.lstrip("- ").startswith("(") for line in everything)
     bad = env.call("query_state", {"predicate": "levitating"})
-    assert bad.kind == "ill-formed" and env.count.n_epistemic == 4 and env.count.steps == 4
+    # refused: a step of the budget, but nothing was sensed
+    assert bad.kind == "ill-formed" and env.count.n_epistemic == 3 and env.count.steps == 4
 
 
 def test_estimate_prices_online_episodes_along_the_oracles_path(folders):

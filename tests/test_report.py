@@ -288,3 +288,19 @@ def test_the_chromium_probe_sees_broken_images_and_errors(tmp_path):
     assert verdict == "1:broken missing.png"
     assert any("undefinedFunction" in line for line in console)
 
+
+
+def test_the_report_says_how_many_replies_were_cut_and_which_models_are_unpriced(tmp_path):
+    episodes = make_episodes()
+    page = build(episodes, {}, tmp_path, tmp_path / "figures", tmp_path / "i.html").read_text()
+    assert "Replies and prices" not in page  # nothing cut, everything priced: nothing to say
+    first = episodes.filter(pl.col("outcome") == "malformed").row(0, named=True)
+    marked = episodes.with_columns(
+        truncated=(pl.col("model") == first["model"]) & (pl.col("outcome") == "malformed"),
+        cost_usd=pl.when(pl.col("model") == first["model"]).then(None)
+        .otherwise(pl.col("cost_usd")))
+    cut = marked["truncated"].sum()
+    page = build(marked, {}, tmp_path, tmp_path / "figures", tmp_path / "i.html").read_text()
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert f"{cut} of {marked.height} episodes were decided by a reply cut at max_tokens" in text
+    assert f"No price is known for {first['model']}: their cost is shown as – (unpriced" in text

@@ -61,7 +61,9 @@ def reduced_suite(tmp: Path) -> Path:
 def model_entry(api_base: str, **over) -> dict:
     return {"name": "fake", "model": "openai/fake-model", "family": "test", "tier": "test",
             "api_base": api_base, "api_key_env": "none", "max_concurrency": 2,
-            "timeout": 30, "max_retries": 2, "backoff_base": 0.05, "backoff_cap": 0.2, **over}
+            "timeout": 30, "max_retries": 2, "backoff_base": 0.05, "backoff_cap": 0.2,
+            # the fake server drops a timed-out request, as a provider does: retried
+            "retry_timeouts": True, **over}
 
 
 def pipeline_config(tmp: Path, suite_root: Path, api_base: str) -> Path:

@@ -270,3 +270,19 @@ def test_witness_table_counts_every_disagreement_by_its_departure(episodes, repo
     assert got["agree"] == len(rows) - 1 - 4
     # without the witness there is nothing to count, and the table is its header
     assert witness_table(episodes.drop("val_valid", "val_detail")).height == 0
+
+
+def test_main_counts_truncations_apart_and_never_prices_the_unpriced_as_free(episodes):
+    from planaudit.analysis.tables import main_table
+
+    one = episodes.filter((pl.col("regime") == "offline") & (pl.col("outcome") != "error"))
+    key = one.select("model", "method").row(0)
+    group = one.filter((pl.col("model") == key[0]) & (pl.col("method") == key[1]))
+    marked = group.with_row_index("i").with_columns(
+        truncated=pl.col("i") < 3,
+        cost_usd=pl.when(pl.col("i") == 0).then(None).otherwise(pl.col("cost_usd"))).drop("i")
+    row = main_table(marked, n_resamples=50).row(0, named=True)
+    assert row["truncated"] == 3 and row["unpriced"] == 1 and row["mean_cost_usd"] is None
+    whole = main_table(group, n_resamples=50).row(0, named=True)
+    assert whole["truncated"] == 0 and whole["unpriced"] == 0
+    assert whole["mean_cost_usd"] == pytest.approx(group["cost_usd"].mean())

@@ -18,7 +18,7 @@ __all__ = ["ConfigError", "epochs", "load_config", "method_params", "model_confi
 
 MODEL_FIELDS = ("name", "model", "family", "tier", "api_base", "input_price", "output_price",
                 "max_concurrency", "timeout", "max_retries", "backoff_base", "backoff_cap",
-                "api_key_env")
+                "api_key_env", "tool_choice", "retry_timeouts")
 
 
 def model_entry(config: dict, name: str) -> dict:

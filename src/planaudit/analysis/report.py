@@ -410,6 +410,25 @@ def witness_sentence(folder: Path) -> str:
     return text + "</p>"
 
 
+def replies_sentence(frame: pl.DataFrame) -> str:
+    """What the reader must know before reading rates and costs: replies cut at max_tokens
+    (their outcomes stand as the contract read them) and models with no known price."""
+    parts = []
+    if "truncated" in frame.columns and (cut := frame.filter(pl.col("truncated").fill_null(False))).height:
+        by = ", ".join(f"{m} {n}" for m, n in cut.group_by("model").len().sort("model").iter_rows())
+        parts.append(f"<b>{cut.height}</b> of {frame.height} episodes were decided by a reply "
+                     f"cut at max_tokens ({esc(by)}): each is judged as written (a cut plan is "
+                     "usually malformed or ends short), and the main table counts them apart in "
+                     "its truncated column. Raise max_tokens before reading them as the model's "
+                     "failures.")
+    unpriced = frame.filter(pl.col("cost_usd").is_null() & (pl.col("outcome") != "error"))
+    if unpriced.height:
+        names = ", ".join(sorted(set(unpriced["model"])))
+        parts.append(f"No price is known for {esc(names)}: their cost is shown as – "
+                     "(unpriced, not free); give input_price and output_price in the config.")
+    return ("<h3>Replies and prices</h3><p>" + " ".join(parts) + "</p>") if parts else ""
+
+
 # -- figures --------------------------------------------------------------------------
 
 
@@ -450,7 +469,7 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
             f"access to the hidden model, not LLMs; every row of theirs carries {BADGE}.</p>"
             f"<nav>{' '.join(nav)}</nav></header>",
             design_html(frame, config, references), power_sentences(tables),
-            calibrator_sentences(tables), witness_sentence(tables),
+            calibrator_sentences(tables), witness_sentence(tables), replies_sentence(frame),
             '<h2 id="tables">Tables</h2>']
     if not files:
         body.append(f'<p class="note">No table csv in {esc(tables)} (run <code>planaudit '

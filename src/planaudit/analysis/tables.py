@@ -83,13 +83,21 @@ MAIN = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "metho
         "success_lo": pl.Float64, "success_hi": pl.Float64, "executability": pl.Float64,
         "n_unsolvable": pl.Int64, "detection": pl.Float64, "score": pl.Float64,
         "score_lo": pl.Float64, "score_hi": pl.Float64, "mean_tokens": pl.Float64,
-        "mean_cost_usd": pl.Float64}
+        "mean_cost_usd": pl.Float64, "unpriced": pl.Int64, "truncated": pl.Int64}
+
+
+def _count(frame: pl.DataFrame, column: str) -> int:
+    """Rows where a boolean column holds (a shard written before it existed has none)."""
+    return int(frame[column].fill_null(False).sum()) if column in frame.columns else 0
 
 
 def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
     """Per regime × model × method: rates with 95% bootstrap intervals over tasks.
 
-    Tokens and cost are means over the episodes that reached the model.
+    Tokens and cost are means over the episodes that reached the model; the mean cost is
+    null when any of them is unpriced (`unpriced` counts them: a model with no known price
+    is not free). `truncated` counts the episodes whose deciding reply stopped at
+    max_tokens: their outcomes stand as the contract read them, but a reader should know.
     """
     rows = []
     for g in _labelled(ep).partition_by(CONFIG, maintain_order=True):
@@ -110,7 +118,10 @@ def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.D
             "score": rates["score"],
             "score_lo": score_lo, "score_hi": score_hi,
             "mean_tokens": (valid["input_tokens"] + valid["output_tokens"]).mean(),
-            "mean_cost_usd": valid["cost_usd"].mean(),
+            "mean_cost_usd": (valid["cost_usd"].mean() if valid["cost_usd"].null_count() == 0
+                              else None),
+            "unpriced": valid["cost_usd"].null_count(),
+            "truncated": _count(valid, "truncated"),
         })
     return pl.DataFrame(rows, schema=MAIN)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -53,13 +54,16 @@ def planbench():
 
     return generate
 
-def domain_cases(entry, test: str, cfg: dict, suite_dir: Path) -> tuple[list[Case], object]:
-    """(the cases of one domain entry, the scorer for them)."""
+def domain_cases(entry, test: str, cfg: dict, suite_dir: Path,
+                 tasks: Sequence[str] | None = None) -> tuple[list[Case], object]:
+    """(the cases of one domain entry, the scorer for them); a suite domain's among the
+    tasks `tasks` selects (`suite.tasks`; a PlanBench root has no suite tasks to select)."""
     if isinstance(entry, str):
         from planaudit.curriculum.generate import cases
         from planaudit.curriculum.score import score
 
-        return cases(suite_dir, entry, test, cfg["instances"], cfg["seed"], cfg["shots"]), score
+        return cases(suite_dir, entry, test, cfg["instances"], cfg["seed"], cfg["shots"],
+                     tasks=tasks), score
     gen = planbench()
     found = gen.cases(entry["root"], entry["config"], test, cfg["instances"], seed=cfg["seed"],
                       shots=cfg["shots"])
@@ -86,6 +90,16 @@ def row_outcome(verdict: Verdict) -> str:
     return "malformed" if verdict.outcome in ("unreadable", "malformed") else "wrong-answer"
 
 
+def contract_breach(verdict: Verdict | None) -> str | None:
+    """Why a reply could not be read at all; a plan that was read but names an unknown
+    action or object is malformed too, yet kept no contract from being read (as offline)."""
+    if verdict is None or verdict.correct or verdict.outcome not in ("unreadable", "malformed"):
+        return None
+    if verdict.scores.get("failure"):
+        return None
+    return verdict.detail or verdict.outcome
+
+
 def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str | None) -> dict:
     extra = verdict.scores if verdict else {}
     failure = extra.get("failure") or {}
@@ -100,7 +114,10 @@ def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str |
         "first_failure_action": failure.get("action"),
         "first_failure_detail": failure.get("detail") or (verdict.detail or None if verdict
                                                           else None),
-        "error": error, "contract_breach": None, "val_valid": None, "val_detail": None,
+        "error": error, "val_valid": None, "val_detail": None,
+        # as offline: why a reply could not be read (the row's outcome is then malformed)
+        "contract_breach": contract_breach(verdict),
+        "truncated": call.truncated,
         "source": case.source, "verdict": verdict.outcome if verdict else None,
         "verdict_detail": (verdict.detail or None) if verdict else None,
         "score_type": extra.get("type") if case.test == "t3" and verdict else None,
@@ -158,7 +175,8 @@ async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, 
 def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str],
                          suite_dir: Path, out: str, transcripts: str) -> dict[str, pl.DataFrame]:
     """One job: `model` on test case `test` over `domains` (keys of `curriculum.domains`
-    entries); `out` and `transcripts` hold `{domain}`."""
+    entries), suite domains' cases among the tasks `suite.tasks` selects; `out` and
+    `transcripts` hold `{domain}`."""
     if test not in TESTS:
         raise CurriculumError(f"no test case '{test}' (have: {', '.join(TESTS)})")
     section = config.get("curriculum") or {}
@@ -169,7 +187,8 @@ def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str]
         if key not in entries:
             raise CurriculumError(f"curriculum.domains: no entry for '{key}' (have: "
                                   f"{', '.join(entries)})")
-        found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir))
+        found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir),
+                                     (config.get("suite") or {}).get("tasks"))
         work += [(key, c, scorer) for c in found]
     paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains}
     Cache(config.get("cache", ".cache/planaudit")).require_writable()  # before any request

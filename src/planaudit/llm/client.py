@@ -37,11 +37,25 @@ class ModelConfig:
     input_price: float | None = None  # dollars per million tokens
     output_price: float | None = None
     max_concurrency: int = 4
-    timeout: float = 120.0
+    timeout: float | None = None  # seconds; None: 120 for a provider, 600 for a server of one's own
     max_retries: int = 5
     backoff_base: float = 1.0
     backoff_cap: float = 60.0
     api_key_env: str | None = None  # the variable holding the key; "none": the server needs none
+    # sent with every request that carries tools: without it llama.cpp's and llama-cpp-python's
+    # servers drop the tools silently; "omit" for a server that refuses the field
+    tool_choice: str = "auto"
+    # a timed-out request retried? None: yes for a provider, no for a server at api_base
+    retry_timeouts: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout is None:
+            self.timeout = 600.0 if self.api_base else 120.0
+        if self.retry_timeouts is None:
+            # llama.cpp's and llama-cpp-python's servers go on generating a reply whose
+            # client gave up on it (their non-streaming handlers never look at the socket),
+            # so a retry only queues behind it and, on a one-slot CPU server, times out too
+            self.retry_timeouts = not self.api_base
 
 
 @dataclass
@@ -50,14 +64,29 @@ class Call:
     tool_calls: list = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: a model with no known price (unpriced, not free)
     latency_s: float = 0.0
     cache_hit: bool = False
     attempts: int = 0
     error: str | None = None
+    finish_reason: str | None = None  # "length": the reply was cut at max_tokens
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def total_cost(calls: list[Call]) -> float | None:
+    """What an episode's calls cost; None when any call's price is unknown (a sum that
+    counted an unpriced call as free would understate the bill)."""
+    costs = [c.cost_usd for c in calls]
+    return None if any(c is None for c in costs) else sum(costs)
+
+
+TOOL_CHOICES = ("auto", "required", "omit")
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -81,6 +110,12 @@ PERMANENT_MESSAGES = ("missing credentials", "api_key client option must be set"
 class EmptyReply(Exception):
     """The provider answered 200 with no choice in the body: a glitch of the provider (or a
     proxy), not an answer of the model; retried like a server error, never cached."""
+
+
+def _timed_out(exc: Exception) -> bool:
+    import litellm
+
+    return isinstance(exc, litellm.Timeout)
 
 
 def _retryable(exc: Exception) -> bool:
@@ -134,12 +169,17 @@ class Client:
         import litellm
 
         provider = self.cfg.model.split("/", 1)[0] if "/" in self.cfg.model else "openai"
+        per_input = self.cfg.input_price / 1e6
+        # cache prices named too: planaudit bills every input token at the configured price,
+        # and without them litellm warns at every job's start about a model it does not know
         litellm.register_model({self.cfg.model: {
-            "input_cost_per_token": self.cfg.input_price / 1e6,
+            "input_cost_per_token": per_input,
             "output_cost_per_token": self.cfg.output_price / 1e6,
+            "cache_read_input_token_cost": per_input,
+            "cache_creation_input_token_cost": per_input,
             "litellm_provider": provider, "mode": "chat"}})
 
-    def _cost(self, input_tokens: int, output_tokens: int) -> float:
+    def _cost(self, input_tokens: int, output_tokens: int) -> float | None:
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
             return (input_tokens * self.cfg.input_price
                     + output_tokens * self.cfg.output_price) / 1e6
@@ -151,8 +191,8 @@ class Client:
             prompt, completion = litellm.cost_per_token(
                 model=self.cfg.model, prompt_tokens=input_tokens,
                 completion_tokens=output_tokens)
-        except Exception:  # a model litellm has no price for costs what the config says: 0
-            return 0.0
+        except Exception:  # no price in the config nor in litellm's map: unpriced, not free
+            return None
         return prompt + completion
 
     def _backoff(self, attempt: int, exc: Exception) -> float:
@@ -171,6 +211,8 @@ class Client:
         request = {"model": self.cfg.model, "messages": messages, "tools": tools,
                    "temperature": temperature, "max_tokens": max_tokens, "sample": sample,
                    "metadata": metadata, "api_base": self.cfg.api_base}
+        if tools and self.cfg.tool_choice != "auto":  # "auto" keys as before it was sent
+            request["tool_choice"] = self.cfg.tool_choice
         key = cache_key(self._keyed(request))
         hit = self.cache.get(key)
         if hit is None and key != (legacy := cache_key(request)):
@@ -209,7 +251,7 @@ class Client:
             return "no-key-needed"
         return os.environ.get(var)
 
-    async def _litellm(self, request: dict) -> tuple[str | None, list[dict], int, int]:
+    async def _litellm(self, request: dict) -> tuple[str | None, list[dict], int, int, str | None]:
         import litellm
 
         litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
@@ -218,6 +260,11 @@ class Client:
                   "timeout": self.cfg.timeout, "max_retries": 0}
         if request["tools"]:
             kwargs["tools"] = request["tools"]
+            choice = request.get("tool_choice", self.cfg.tool_choice)
+            if choice not in TOOL_CHOICES:  # "none" would switch the tools off unseen
+                raise ValueError(f"tool_choice {choice!r}: use one of {', '.join(TOOL_CHOICES)}")
+            if choice != "omit":
+                kwargs["tool_choice"] = choice
         if request["metadata"]:
             kwargs["metadata"] = request["metadata"]
         if self.cfg.api_base:
@@ -233,11 +280,14 @@ class Client:
                       for tc in (getattr(choice.message, "tool_calls", None) or [])]
         return (choice.message.content, tool_calls,
                 int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0))
+                int(getattr(usage, "completion_tokens", 0) or 0),
+                getattr(choice, "finish_reason", None))
 
-    async def _reference(self, request: dict) -> tuple[str | None, list[dict], int, int]:
+    async def _reference(self, request: dict) -> tuple[str | None, list[dict], int, int, str | None]:
         variant = request["model"].split("/", 1)[1]
-        return handler(self.local)(variant, request["messages"], request["metadata"] or {})
+        content, tool_calls, tin, tout = handler(self.local)(
+            variant, request["messages"], request["metadata"] or {})
+        return content, tool_calls, tin, tout, "tool_calls" if tool_calls else "stop"
 
     async def _call(self, request: dict) -> Call:
         send = self._reference if self.reference else self._litellm
@@ -245,9 +295,15 @@ class Client:
         for attempt in range(self.cfg.max_retries + 1):
             start = time.perf_counter()
             try:
-                content, tool_calls, tin, tout = await send(request)
+                content, tool_calls, tin, tout, finish = await send(request)
             except Exception as exc:  # litellm maps every provider failure to its own types
                 error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                timeout_kept = not self.reference and not self.cfg.retry_timeouts and _timed_out(exc)
+                if timeout_kept:  # the server may still be generating it: do not queue another
+                    error = (f"not retried: timed out after {self.cfg.timeout:g} s, and the server "
+                             f"at {self.cfg.api_base} may still be generating it (raise the model's "
+                             f"timeout, or set retry_timeouts: true): {error}")
+                    return Call(None, attempts=attempt + 1, error=error)
                 if self.reference or not _retryable(exc):  # a reference fails alike each try
                     error = f"not retried: {error}"
                     if not self.reference and _fails_every_call(exc):
@@ -260,5 +316,5 @@ class Client:
                 await self.sleep(wait)
                 continue
             return Call(content, tool_calls, tin, tout, self._cost(tin, tout),
-                        time.perf_counter() - start, False, attempt + 1)
+                        time.perf_counter() - start, False, attempt + 1, finish_reason=finish)
         return Call(None, attempts=self.cfg.max_retries + 1, error=error)

@@ -24,7 +24,7 @@ from planaudit.formal.plan import format_step
 from planaudit.formal.repair import levenshtein, repair
 from planaudit.formal.syntax import parse
 from planaudit.formal.witness import run_val
-from planaudit.llm.client import Call, Client
+from planaudit.llm.client import Call, Client, total_cost
 from planaudit.offline.strategies import STRATEGIES, Context
 from planaudit.suite.brief import Renderer, load_templates
 
@@ -141,6 +141,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     task = load_task(folder / "domain.pddl", folder / "problem.pddl")
     actions = frozenset(task.domain.actions)
     calls: list[Call] = []
+    purposes: list[str] = []
     transcript: list[dict] = []
 
     async def ask(messages, purpose="final", temperature=None, sample=0) -> str:
@@ -151,6 +152,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      sample=sample, metadata=meta)
         calls.append(call)
+        purposes.append(purpose)
         transcript.append({"purpose": purpose, "messages": list(messages), "call": call.to_json()})
         if call.error is not None:
             raise CallFailed(call.error)
@@ -206,12 +208,15 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         row.update(await asyncio.to_thread(
             repair_columns, task, folder, steps, solvable, plan_ok, params["repair"]))
     row["error"] = error
+    # the reply that was judged is the last final answer (a self-refine critique may follow it)
+    finals = [c for c, p in zip(calls, purposes, strict=True) if p == "final"]
+    row["truncated"] = bool(finals) and finals[-1].truncated
     row["success"] = row["outcome"] == "success"
     row["detected"] = row["outcome"] == "detected"
     row["efficiency"] = (truth["optimal_length"] / row["plan_length"]
                          if row["success"] and row["plan_length"] else None)
     row.update(n_calls=len(calls), input_tokens=_sum(calls, "input_tokens"),
-               output_tokens=_sum(calls, "output_tokens"), cost_usd=_sum(calls, "cost_usd"),
+               output_tokens=_sum(calls, "output_tokens"), cost_usd=total_cost(calls),
                latency_s=_sum(calls, "latency_s"), cache_hits=sum(c.cache_hit for c in calls),
                config_hash=config_hash, code_version=__version__)
     transcript.append({"ending": row["outcome"], "outcome": row["outcome"],

@@ -156,6 +156,9 @@ async def act_loop(agent: Agent, *, critic: bool = False, reflect: bool = False)
     messages: list[dict] = [agent.system(), {"role": "user", "content": START}]
     tools = SCHEMAS if agent.protocol == "native" else None
     while not env.done:
+        if env.exhausted:  # checked before the call: a budget of N pays for N replies at most
+            env.exhaust()
+            break
         messages[0] = agent.system()
         call = await agent.ask(messages, purpose="act", tools=tools)
         if agent.protocol == "native":

@@ -131,12 +131,21 @@ class Environment:
         turn.update(tool=name, args=dict(args), mark=mark)
         return turn
 
+    @property
+    def exhausted(self) -> bool:
+        """No unit of the budget is left: an architecture asks before it calls the model,
+        so a budget of N never pays for an N+1st reply that could not be executed."""
+        return self.count.steps >= self.budget
+
+    def exhaust(self) -> Observation:
+        """End the episode: the budget is used up."""
+        self._fail("budget", None, f"the budget of {self.budget} tool calls is used up")
+        return self._end("budget", f"The budget of {self.budget} tool calls is used up.")
+
     def spend(self) -> Observation | None:
-        """Count one unit of the budget; past it, the episode ends."""
-        if self.count.steps >= self.budget:
-            self.count.steps += 1
-            self._fail("budget", None, f"the budget of {self.budget} tool calls is used up")
-            return self._end("budget", f"The budget of {self.budget} tool calls is used up.")
+        """Count one unit of the budget; with none left, the episode ends."""
+        if self.exhausted:
+            return self.exhaust()
         self.count.steps += 1
         return None
 
@@ -189,18 +198,18 @@ class Environment:
             return Observation(self.brief["domain"] + "\n\n" + self.brief["instance"]
                                + "\n\n" + self.vocabulary())
         if name == "query_state":
+            obs = self.query_state(args.get("predicate"), args.get("object"))
+            if obs.kind == "ill-formed":  # refused: nothing was sensed
+                return obs
             self.count.n_epistemic += 1
             if self.count.n_ontic == 0:
                 self.count.queried_before_act = True
-            return self.query_state(args.get("predicate"), args.get("object"))
+            return obs
         if name == "act":
             action = args.get("action")
             if not isinstance(action, str) or not action.strip():
                 return self._ill_formed("act needs one argument, action: a grounded action "
                                         "such as (action-name object1 object2)", "bad-arguments")
-            self.count.n_ontic += 1
-            if self.count.queried_before_act is None:
-                self.count.queried_before_act = False
             return self.act(action)
         if name == "submit":
             if self.task.goal_holds(self.state):
@@ -282,6 +291,11 @@ class Environment:
             op = self.task.operator(*step)
         except GroundingError as e:
             return self._ill_formed(e.detail + ".", e.kind, format_step(step))
+        # an ontic action is one the world could run: a refused, ill-formed one changed
+        # nothing and is no evidence of executability (nor of acting without sensing)
+        self.count.n_ontic += 1
+        if self.count.queried_before_act is None:
+            self.count.queried_before_act = False
         if not op.applicable(self.state):
             unmet = [self.task.describe(c) for c in conjuncts(op.pre) if not holds(c, self.state)]
             self._fail("precondition", op.name,

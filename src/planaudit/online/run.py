@@ -16,7 +16,7 @@ from planaudit.compliance.assess import assessment
 from planaudit.compliance.settings import PlanSetting
 from planaudit.episode import failure_record, online_outcome
 from planaudit.formal import load_task
-from planaudit.llm.client import Call, Client
+from planaudit.llm.client import Call, Client, total_cost
 from planaudit.online.architectures import ARCHITECTURES, Agent
 from planaudit.online.environment import Environment
 from planaudit.suite.brief import Renderer, load_templates
@@ -26,6 +26,14 @@ DEFAULT_BUDGET = 200
 
 class CallFailed(Exception):
     """A model call failed after its retries: the episode ends as `error`."""
+
+
+def contract_breach(env: Environment, last: Call | None) -> str | None:
+    """Online the output contract is the tool protocol: the breach, when the actor's last
+    turn called no tool it could read (the turn a budget ran out on, say)."""
+    if last is None or not env.trace or env.trace[-1]["tool"] is not None:
+        return None
+    return "reply cut at max_tokens, no tool call" if last.truncated else "no tool call"
 
 
 async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
@@ -47,6 +55,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     budget = int(params.get("budget", DEFAULT_BUDGET))
     env = Environment(task, brief, renderer, budget, gated=method == "gated")
     calls: list[Call] = []
+    purposes: list[str] = []
     transcript: list[dict] = []
 
     setting = PlanSetting.from_json(params.get("plan_setting"))
@@ -62,6 +71,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      sample=epoch, tools=tools, metadata=meta)
         calls.append(call)
+        purposes.append(purpose)
         transcript.append({"purpose": purpose, "messages": list(messages), "call": call.to_json(),
                            "steps": env.count.steps})
         if call.error is not None:
@@ -81,7 +91,10 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     c = env.count
     outcome = online_outcome(solvable, env.ending)
     failure = env.first_failure
-    tried = c.n_ontic > 0
+    tried = c.n_ontic > 0  # a well-formed action was tried (an ill-formed one is refused)
+    # the actor's last reply decided how the episode ended (critic and reflection calls
+    # only advise it)
+    deciding = [x for x, p in zip(calls, purposes, strict=True) if p in ("act", "final")]
     compliance, marks = assessment(env.trace, task.domain.actions, setting.name,
                                    setting.order)
     row = {
@@ -99,10 +112,12 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "first_failure_action": failure[2] if failure else None,
         "first_failure_detail": failure[3] if failure else None,
         "error": error,
-        "contract_breach": None,
+        # online the contract is the tool protocol: a final reply with no readable call
+        "contract_breach": contract_breach(env, deciding[-1] if deciding else None),
+        "truncated": bool(deciding) and deciding[-1].truncated,
         "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
         "output_tokens": sum(x.output_tokens for x in calls),
-        "cost_usd": sum(x.cost_usd for x in calls), "latency_s": sum(x.latency_s for x in calls),
+        "cost_usd": total_cost(calls), "latency_s": sum(x.latency_s for x in calls),
         "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
         "code_version": __version__,
         "n_epistemic": c.n_epistemic, "n_ontic": c.n_ontic,
