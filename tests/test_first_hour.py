@@ -292,3 +292,44 @@ def test_every_subcommand_shows_its_defaults_and_an_example():
         for action in parser._actions:
             if action.option_strings and action.default not in (None, False, [], "==SUPPRESS=="):
                 assert f"(default: {action.default})" in " ".join(text.split()), (path, action.dest)
+
+
+def test_check_reads_what_a_llama_cpp_server_says_of_its_tools(capsys):
+    """llama.cpp's /props names its template's capabilities: a server that takes no tools
+    is named before the run (a note: offline jobs need none, and the shard alarm stops an
+    online one); a server that says nothing (llama-cpp-python, vLLM) gets no note."""
+    import json as _json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from planaudit.cli import main as cli
+    from planaudit.llm.preflight import server_tools
+
+    caps = {"supports_tools": False}
+
+    class Props(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = (_json.dumps({"chat_template_caps": caps}) if self.path == "/props"
+                    else '{"data": []}').encode()
+            self.send_response(200 if self.path in ("/props", "/v1/models") else 404)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Props)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        entry = {"name": "l", "model": "openai/m", "api_key_env": "none",
+                 "api_base": f"http://127.0.0.1:{srv.server_port}/v1"}
+        assert "takes no tools" in server_tools(entry) and "--jinja" in server_tools(entry)
+        assert server_tools({**entry, "tool_protocol": "text"}) is None
+        assert cli(["check", "--spec", _json.dumps({"models": [entry]})]) == 0
+        assert "note: model 'l': the server" in capsys.readouterr().out
+        caps["supports_tools"] = True
+        assert server_tools(entry) is None
+    finally:
+        srv.shutdown()
+    assert server_tools({**entry, "api_base": "http://127.0.0.1:9/v1"}) is None  # says nothing

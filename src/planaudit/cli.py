@@ -380,7 +380,7 @@ def _prepared(config: dict, name: str, results: Path) -> Path:
 
 def cmd_check(args) -> int:
     """Before a paid run: every model's provider, credentials and server, in seconds."""
-    from planaudit.llm.preflight import check_model, resource_name
+    from planaudit.llm.preflight import check_model, resource_name, server_tools
 
     config = json.loads(args.spec) if args.spec else _config(args)
     entries = [m for m in config.get("models", []) if not args.model or m["name"] in args.model]
@@ -406,6 +406,8 @@ def cmd_check(args) -> int:
               f"resource {resource_name(entry['name'])}: {status}")
         for p in problems:
             print(f"  {p}")
+        if not problems and (note := server_tools(entry)):
+            print(f"  note: {note}")
     if args.out and not failed and not unwritable:
         atomic.write_text(args.out, json.dumps([m["name"] for m in entries]) + "\n")
     if failed:

@@ -9,6 +9,7 @@ request is a GET to a server the config names.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import urllib.error
@@ -83,6 +84,28 @@ def check_model(entry: dict, timeout: float = 3.0,
     if base and (why := answers(base.rstrip("/") + "/models", timeout)):
         problems.append(f"{who}: nothing answers at api_base {base} ({why})")
     return problems
+
+
+def server_tools(entry: dict, timeout: float = 3.0) -> str | None:
+    """What a local server says of its tool support, where it says anything: llama.cpp's
+    `/props` names its chat template's capabilities. A note, not a failure: offline and
+    curriculum jobs need no tools, and a shard that gets none stops itself (DeadTools)."""
+    base = entry.get("api_base")
+    if not base or entry.get("tool_protocol", "native") != "native":
+        return None
+    root = re.sub(r"/v1/?$", "", base.rstrip("/"))
+    try:
+        with urllib.request.urlopen(root + "/props", timeout=timeout) as resp:
+            props = json.loads(resp.read() or b"{}")
+    except (urllib.error.URLError, OSError, ValueError):
+        return None  # the server does not say (llama-cpp-python, vLLM, Ollama)
+    caps = props.get("chat_template_caps") if isinstance(props, dict) else None
+    if isinstance(caps, dict) and caps.get("supports_tools") is False:
+        return (f"model '{entry['name']}': the server at {base} says its chat template takes no "
+                "tools (llama.cpp /props: supports_tools false): online agents would get no "
+                "tool; start llama-server with --jinja and a tool-aware template, or give the "
+                "model `tool_protocol: text`")
+    return None
 
 
 def check_models(entries: list[dict], timeout: float = 3.0,
