@@ -120,6 +120,40 @@ def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: 
     raise ConfigError(f"{origin}{where_text}: {message}{more}")
 
 
+def locate(paths: Sequence[str | Path], where: Sequence, config: Mapping) -> str:
+    """`file:line: ` of the field at `where` in the last of `paths` whose value there is
+    the one `config` (the layered result) holds, or "" when none does (it came from
+    `--config KEY=VALUE`). For checks the schema cannot make (a value that must name
+    something that exists), so that their errors name the line as schema errors do."""
+    # a list is replaced whole by a later layer: the layer that counts holds all of it
+    scope = list(where[:-1]) if isinstance(_at(config, where[:-1]), list) else list(where)
+    wanted = _at(config, scope)
+    for path in reversed([Path(p) for p in paths]):
+        try:
+            data, node = _read(path)
+        except ConfigError:
+            continue
+        if wanted is not _MISSING and _at(data, scope) == wanted:
+            line = _line(node, where)
+            if line is not None:
+                return f"{path}:{line}: "
+    return ""
+
+
+_MISSING = object()
+
+
+def _at(data, where: Sequence):
+    for step in where:
+        if isinstance(data, Mapping) and step in data:
+            data = data[step]
+        elif isinstance(data, list) and isinstance(step, int) and step < len(data):
+            data = data[step]
+        else:
+            return _MISSING
+    return data
+
+
 def load_config(*paths: str | Path | None, base: Path | None = BASE_CONFIG,
                 check: bool = True) -> dict:
     """The config Snakemake would run: `base` (if it exists) with each of `paths` laid

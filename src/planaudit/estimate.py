@@ -27,6 +27,7 @@ import planaudit.llm  # noqa: F401  (local price map)
 from planaudit.compliance.settings import PlanSetting
 from planaudit.experiment import epochs, method_params, model_config, plan_settings
 from planaudit.offline.strategies import STRATEGIES, Context
+from planaudit.suite.catalog import selected_suite
 
 DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
                          "act": 150, "critic": 100, "reflect": 80}
@@ -108,12 +109,30 @@ async def _count_online(method: str, params: dict, folder: Path, out_tokens: dic
     return calls, tin, tout
 
 
+def selected_folders(config: dict, suite_dir: Path) -> list[Path]:
+    """The prepared task folders the config's episodes run on: every one under each
+    disguise, or with `suite.tasks` exactly the selected tasks (checked against the suite
+    as at DAG build; a selected task not prepared yet is an error, not a smaller bill)."""
+    suite = config.get("suite") or {}
+    disguises = suite.get("disguise") or ["none"]
+    selection = suite.get("tasks")
+    folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json")  # <task>@<disguise>
+                     if (p.parent.name.partition("@")[2] or "none") in disguises)
+    if selection is None:
+        return folders
+    _, chosen = selected_suite(suite)
+    wanted = sorted(suite_dir / e.domain / (e.id if d == "none" else f"{e.id}@{d}")
+                    for e in chosen for d in disguises)
+    if missing := [w for w in wanted if w not in set(folders)]:
+        raise FileNotFoundError(f"{missing[0]}: not prepared yet ({len(missing)} of the "
+                                f"{len(wanted)} selected; run `snakemake suite` first)")
+    return wanted
+
+
 def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
     import litellm
 
-    disguises = (config.get("suite") or {}).get("disguise") or ["none"]
-    folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json")  # <task>@<disguise>
-                     if (p.parent.name.partition("@")[2] or "none") in disguises)
+    folders = selected_folders(config, suite_dir)
     briefs = [json.loads((f / "brief.json").read_text()) for f in folders]
     episodes = config.get("offline", {}).get("methods") or config.get("online", {}).get("methods")
     if not briefs and episodes:
@@ -184,12 +203,18 @@ def _curriculum(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -
         return []
     from planaudit.curriculum.shard import domain_cases, settings
 
-    entries = section.get("domains") or (
-        sorted(p.name for p in suite_dir.iterdir() if p.is_dir()) if suite_dir.is_dir() else [])
+    selection = (config.get("suite") or {}).get("tasks")
+    if selection is not None:  # the workflow's default: the domains the selection names
+        default = list(dict.fromkeys(p.partition("/")[0] for p in selection))
+    else:
+        default = (sorted(p.name for p in suite_dir.iterdir() if p.is_dir())
+                   if suite_dir.is_dir() else [])
+    entries = section.get("domains") or default
     rows = []
     for test in section["tests"]:
         found = [c for e in entries
-                 for c in domain_cases(e, test, settings(section, test), suite_dir)[0]]
+                 for c in domain_cases(e, test, settings(section, test), suite_dir,
+                                       selection)[0]]
         tin = sum(counter([{"role": "user", "content": c.prompt}]) for c in found)
         tout = len(found) * int(out_tokens.get("final", DEFAULT_OUTPUT_TOKENS["final"]))
         rows.append(Estimate(cfg.name, test, "curriculum", len(found), len(found), tin, tout,

@@ -30,6 +30,7 @@ from planaudit.experiment import (
 )
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
+from planaudit.suite.catalog import selects
 
 REGIMES = ("offline", "online")
 
@@ -178,16 +179,22 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
     one pool of calls (so the model's concurrency cap holds across domains); tasks under
     each of `disguises` (`<task>@<disguise>` folders, rows with a `disguise` column). `out`
     and `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file.
-    Online, `setting` names the plan setting and every episode runs `online.epochs` times."""
+    Online, `setting` names the plan setting and every episode runs `online.epochs` times.
+    `suite.tasks` in `config` (the workflow passes the selected ids) leaves the rest of
+    the prepared tasks out."""
     domains = [domains] if isinstance(domains, str) else list(domains)
     if len(domains) > 1 and "{domain}" not in str(out):
         raise ValueError("several domains need {domain} in the output path")
+    selection = (config.get("suite") or {}).get("tasks")
     tasks = []
     for domain in domains:
         folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json")
-                         if task_disguise(p.parent.name) in disguises)
+                         if task_disguise(p.parent.name) in disguises
+                         and selects(selection, domain, p.parent.name))
         if not folders:
-            raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks (run the suite rules)")
+            raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks"
+                                    + (" selected by suite.tasks" if selection else "")
+                                    + " (run the suite rules)")
         repeats = epochs(config) if regime == "online" else 1
         tasks += [(domain, f, e) for f in folders for e in range(repeats)]
     require_witness(method_params(config, regime, method, setting))

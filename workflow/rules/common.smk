@@ -6,7 +6,8 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from planaudit.suite.catalog import load_suite, obfuscated
+from planaudit.config import BASE_CONFIG, locate
+from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -17,7 +18,20 @@ SUITE_ROOT = SUITE["root"]
 SUMMARY = f"{RESULTS}/suite/summary.csv"
 AUDIT = f"{RESULTS}/suite/audit.csv"
 
-ENTRIES = {(e.domain, e.id): e for e in load_suite(SUITE)}
+# suite.tasks (README: "A selection of tasks"): the suite jobs prepare every task of each
+# domain it names, the episode jobs run the selected tasks only. A pattern that selects
+# nothing fails here, naming its file and line, before any job (and any paid call) runs.
+CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
+try:
+    _PREPARED, SELECTED = selected_suite(SUITE)
+except SelectionError as e:
+    raise ValueError(f"{locate(CONFIG_FILES, e.where, config)}{e}") from None
+ENTRIES = {(e.domain, e.id): e for e in _PREPARED}
+# the selection as explicit ids for the shards' specs (a changed set reruns them; the
+# cache answers every episode already run); None when it leaves out no prepared task, so
+# that a config without suite.tasks keeps its params and its finished jobs
+SELECTED_TASKS = (None if len(SELECTED) == len(_PREPARED)
+                  else [f"{e.domain}/{e.id}" for e in SELECTED])
 TRUTHS = [f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES]
 SUITE_DOMAINS = list(dict.fromkeys(d for d, _ in ENTRIES))
 # Disguises: each a variant folder <task>@<disguise> per task, built by a job per domain x

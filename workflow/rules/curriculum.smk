@@ -18,9 +18,21 @@ if len(set(CUR_KEYS)) < len(CUR_KEYS):
     raise ValueError(f"config curriculum.domains: an entry is listed twice ({', '.join(CUR_KEYS)})")
 for _e in CUR_ENTRIES:
     if isinstance(_e, str) and _e not in SUITE_DOMAINS:
+        _narrowed = " selected by suite.tasks" if SUITE.get("tasks") else ""
         raise ValueError(
-            f"config curriculum.domains: '{_e}' is not a domain of the suite "
+            f"config curriculum.domains: '{_e}' is not a domain of the suite{_narrowed} "
             f"(have: {', '.join(SUITE_DOMAINS)}; a PlanBench root is {{root: PATH, config: NAME}})"
+        )
+    # with suite.tasks, the cases are the first solvable *selected* tasks: a domain whose
+    # selected tasks are all labelled unsolvable would have none (fail now, not mid-run)
+    if CUR_TESTS and isinstance(_e, str) and SUITE.get("tasks") and not any(
+        e.domain == _e and e.label == "solvable" for e in SELECTED
+    ):
+        raise ValueError(
+            f"{locate(CONFIG_FILES, ('suite', 'tasks'), config) or 'config '}suite.tasks: "
+            f"curriculum.tests run on {_e}, and no task selected there is "
+            f"labelled solvable (the curriculum's cases are solvable tasks); select one, or "
+            f"leave {_e} out of curriculum.domains"
         )
 CUR_SUITE_TRUTHS = [
     f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES if d in CUR_ENTRIES
@@ -40,7 +52,10 @@ def curriculum_spec(model_name):
         part = {"tests": [wildcards.test], "domains": CUR_ENTRIES,
                 **settings(CURRICULUM, wildcards.test)}
         cache = config.get("cache", ".cache/planaudit")
-        return json.dumps({"models": [entry], "curriculum": part, "cache": cache})
+        sliced = {"models": [entry], "curriculum": part, "cache": cache}
+        if SELECTED_TASKS is not None:  # suite.tasks: cases among the selected tasks only
+            sliced["suite"] = {"tasks": SELECTED_TASKS}
+        return json.dumps(sliced)
 
     return spec
 

@@ -83,7 +83,10 @@ def shard_spec(regime, model_name):
         if "repair" in section:  # offline: heuristic mode, LPG repairs each plan (reruns when changed)
             part["repair"] = section["repair"]
         cache = config.get("cache", ".cache/planaudit")
-        return json.dumps({"models": [entry], regime: part, "cache": cache})
+        sliced = {"models": [entry], regime: part, "cache": cache}
+        if SELECTED_TASKS is not None:  # suite.tasks: the shard runs these tasks only
+            sliced["suite"] = {"tasks": SELECTED_TASKS}
+        return json.dumps(sliced)
 
     return spec
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from functools import cached_property
 
 from planaudit.curriculum.cases import TESTS, Case
@@ -52,6 +53,7 @@ from planaudit.formal.syntax import Problem, parse_problem
 from planaudit.formal.task import conjuncts
 from planaudit.formal.validate import validate
 from planaudit.suite.brief import domain_brief
+from planaudit.suite.catalog import selects
 from planaudit.suite.obfuscate import name_map, rename
 
 PLAN_FORMAT = (
@@ -436,16 +438,23 @@ def builder(suite_dir, domain: str) -> Builder:
 
 
 def cases(suite_dir, domain: str, test: str, instances: int, seed: int = 0,
-          shots: int = 1, only: str | None = None) -> list[Case]:
+          shots: int = 1, only: str | None = None,
+          tasks: Sequence[str] | None = None) -> list[Case]:
     """The test's cases on the first `instances` solvable tasks of a prepared domain
-    (`only`: just that task id)."""
+    (`only`: just that task id) among those `tasks` selects (`suite.tasks` patterns; None:
+    all). Examples and t5's family sizes still come from all of the domain's solvable
+    tasks, so a selected task's case is the one a run without a selection poses."""
     if test not in TESTS:
         raise CurriculumError(f"no test case '{test}' (have: {', '.join(TESTS)})")
     b = builder(suite_dir, domain)
     def digits(name: str) -> str:
         return "".join(c for c in name if c.isdigit()).lstrip("0")
 
-    chosen = b.instances[:instances] if only is None else (
+    pool = [i for i in b.instances if selects(tasks, domain, i.id)]
+    if not pool:
+        raise CurriculumError(f"{domain}: suite.tasks selects no solvable task of the domain "
+                              f"(solvable: {', '.join(i.id for i in b.instances)})")
+    chosen = pool[:instances] if only is None else (
         [i for i in b.instances if i.id == only]
         or [i for i in b.instances if digits(only) and digits(i.id) == digits(only)])
     if only is not None and not chosen:

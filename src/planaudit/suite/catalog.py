@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import yaml
@@ -184,7 +186,8 @@ def obfuscated(suite: dict, domain: str) -> bool:
 
 
 def load_suite(suite: dict) -> list[TaskEntry]:
-    """Every task of a suite config (`source`, `root`, `domains`)."""
+    """Every task of a suite config (`source`, `root`, `domains`), whatever `tasks`
+    selects (`selected_suite` applies it)."""
     loader = load_external_tasks if suite.get("source") == "external" else load_domain_tasks
     return [e for d in suite_domains(suite) for e in loader(suite["root"], d)]
 
@@ -200,3 +203,78 @@ def find_entry(suite: dict, domain: str, task: str) -> TaskEntry:
             return e
     raise CatalogError(f"suite at {root}: no task '{domain}/{task}' "
                        f"(have: {', '.join(e.id for e in entries)})")
+
+
+# -- a selection of tasks (suite.tasks) --------------------------------------------------
+
+
+class SelectionError(CatalogError):
+    """A `suite.tasks` pattern that selects nothing: `where` is the field's path in the
+    config (("suite", "tasks", 2)), so the caller can name its file and line."""
+
+    def __init__(self, message: str, where: tuple[str | int, ...]):
+        super().__init__(message)
+        self.where = where
+
+
+def _pattern(pattern: str) -> tuple[str, str]:
+    """`domain/glob` -> (domain, glob); the schema has checked the form."""
+    domain, _, glob = pattern.partition("/")
+    return domain, glob
+
+
+def selects(patterns: Sequence[str] | None, domain: str, task: str) -> bool:
+    """Whether `domain/task` is selected (None: every task is). A disguised variant
+    (`p01@deceptive`) follows its task, so the selection never names a disguise."""
+    if patterns is None:
+        return True
+    base = task.partition("@")[0]
+    return any(d == domain and fnmatchcase(base, glob) for d, glob in map(_pattern, patterns))
+
+
+def _span(ids: list[str]) -> str:
+    return ", ".join(ids) if len(ids) <= 3 else f"{len(ids)} tasks, {ids[0]}..{ids[-1]}"
+
+
+def select_tasks(entries: Sequence[TaskEntry], patterns: Sequence[str] | None,
+                 domains: Sequence[str] | None = None) -> list[TaskEntry]:
+    """The entries `patterns` select, in suite order (None: all of them). Every pattern
+    must name one of `domains` (default: the entries' domains) and match a task of it: a
+    typo would otherwise run, and bill, another experiment than the one meant."""
+    if patterns is None:
+        return list(entries)
+    _check_domains(patterns, list(domains) if domains is not None
+                   else list(dict.fromkeys(e.domain for e in entries)))
+    for i, pattern in enumerate(patterns):
+        domain, glob = _pattern(pattern)
+        ids = [e.id for e in entries if e.domain == domain]
+        if not any(fnmatchcase(t, glob) for t in ids):
+            raise SelectionError(f"suite.tasks[{i}]: '{pattern}' matches no task ({domain} has "
+                                 f"{_span(ids) or 'no task'})", ("suite", "tasks", i))
+    return [e for e in entries if selects(patterns, e.domain, e.id)]
+
+
+def _check_domains(patterns: Sequence[str], domains: list[str]) -> None:
+    for i, pattern in enumerate(patterns):
+        domain = _pattern(pattern)[0]
+        if domain not in domains:
+            raise SelectionError(f"suite.tasks[{i}]: '{pattern}': no domain '{domain}' in the "
+                                 f"suite (have: {', '.join(domains) or 'none'})",
+                                 ("suite", "tasks", i))
+
+
+def selected_suite(suite: dict) -> tuple[list[TaskEntry], list[TaskEntry]]:
+    """(the tasks the suite stage prepares, the tasks episodes run on). Without `tasks`,
+    every task both times. With it, every task of each domain a pattern names is prepared
+    (the curriculum draws examples and t5's family sizes from all of a domain's solvable
+    tasks, so a selected task's prompts are the full run's; widening the selection within
+    those domains reruns no suite job), and only the selected tasks run."""
+    patterns = suite.get("tasks")
+    if patterns is None:
+        entries = load_suite(suite)
+        return entries, entries
+    domains = suite_domains(suite)
+    _check_domains(patterns, domains)  # before loading: no named domain would load them all
+    named = {_pattern(p)[0] for p in patterns}
+    prepared = load_suite(dict(suite, domains=[d for d in domains if d in named]))
+    return prepared, select_tasks(prepared, patterns, domains)
