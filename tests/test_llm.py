@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from planaudit.llm.cache import Cache, cache_key
-from planaudit.llm.client import Client, ModelConfig, total_cost
+from planaudit.llm.client import Client, ModelConfig
 from tests.fake_openai import FakeOpenAI, delay, reply, status
 
 SECRET = "sk-planaudit-test-secret-0123456789"
@@ -117,6 +117,8 @@ def test_finish_reason_is_recorded_and_length_means_truncated(tmp_path):
 
 
 def test_a_model_with_no_known_price_is_unpriced_not_free(tmp_path, capfd):
+    from planaudit.llm.client import total_cost
+
     with FakeOpenAI([reply("ok"), reply("ok")]) as srv:
         unknown = ModelConfig("t", "openai/no-such-model-anywhere", api_base=srv.api_base)
         call = asyncio.run(Client(unknown, Cache(tmp_path / "a")).complete(MESSAGES))

@@ -390,3 +390,45 @@ def test_episode_command_runs_either_regime_and_names_bad_input(folders, tmp_pat
     assert '"regime": "offline"' in capsys.readouterr().out
     assert main([*base, "--method", "reflexion"]) == 2
     assert "no method 'reflexion'" in capsys.readouterr().err
+
+
+def _tool_shard(folders, tmp_path, script, method="react", **online_cfg):
+    from planaudit.shard import run_shard
+
+    suite = folders[TASK].parent.parent  # blocksworld/p04 and blocksworld/p09 prepared there
+    with FakeOpenAI(script) as srv:
+        config = {"cache": str(tmp_path / "cache"),
+                  "models": [{"name": "fake", "model": "openai/fake", "api_base": srv.api_base,
+                              "api_key_env": "none", "max_concurrency": 1}],
+                  "online": {"methods": [method], "budget": 3, **online_cfg}}
+        try:
+            return run_shard(config, "online", "fake", method, ["blocksworld"], suite,
+                             tmp_path / "{domain}.parquet", tmp_path / "tr" / "{domain}",
+                             progress_every=1e9), srv.requests
+        except Exception as e:
+            return e, srv.requests
+
+
+def test_a_server_that_drops_the_tools_stops_the_shard_before_it_spends_the_rest(folders,
+                                                                                tmp_path):
+    """Text-only replies to requests that carry tools: after dead_tools_after episodes the
+    shard fails, naming the likely cause, instead of running every episode to its budget."""
+    from planaudit.shard import DeadTools
+
+    text = [reply("I will first look at the task.")] * 20
+    failed, requests = _tool_shard(folders, tmp_path, text, dead_tools_after=1)
+    assert isinstance(failed, DeadTools)
+    assert "not one native tool call" in str(failed) and "--jinja" in str(failed)
+    assert "tool_protocol: text" in str(failed)
+    assert len(requests) == 3  # one episode of budget 3; the second never started
+    assert all(r.get("tools") and r.get("tool_choice") == "auto" for r in requests)
+    # at the end of a shard smaller than K too
+    failed, requests = _tool_shard(folders, tmp_path / "b", text)
+    assert isinstance(failed, DeadTools) and len(requests) == 6
+
+
+def test_a_model_that_calls_tools_raises_no_alarm(folders, tmp_path):
+    calls = [tool_call("get_task", {}, call_id="c1"), reply("Thinking."), reply("Thinking.")]
+    frames, requests = _tool_shard(folders, tmp_path, calls * 2, dead_tools_after=1)
+    assert isinstance(frames, dict), frames
+    assert frames["blocksworld"]["steps"].to_list() == [3, 3] and len(requests) == 6

@@ -40,6 +40,52 @@ class ShardFailed(RuntimeError):
     fails (its transcripts stay) instead of handing on a shard with nothing to measure."""
 
 
+class DeadTools(ShardFailed):
+    """A real model's first episodes under a tool-calling architecture made not one native
+    tool call: the server almost surely drops the tools (llama.cpp without --jinja, vLLM
+    without --enable-auto-tool-choice, a chat template with no tool support). Going on
+    would pay for every episode to run to its budget and measure nothing."""
+
+
+DEAD_TOOLS_AFTER = 3  # episodes with no tool call before a shard gives up (online.dead_tools_after)
+TOOLLESS = frozenset({"plan-execute"})  # architectures whose model is never offered tools
+
+
+class ToolAlarm:
+    """Counts a shard's finished episodes and whether any made a native tool call."""
+
+    def __init__(self, config: dict, entry: dict, regime: str, method: str):
+        self.armed = (regime == "online" and method not in TOOLLESS
+                      and not entry["model"].startswith("reference/")
+                      and entry.get("tool_protocol", "native") == "native")
+        self.after = int((config.get("online") or {}).get("dead_tools_after", DEAD_TOOLS_AFTER))
+        self.episodes = 0
+        self.called = False
+        self.base = entry.get("api_base")
+
+    def episode(self, transcript: list[dict]) -> None:
+        calls = [step["call"] for step in transcript if "call" in step]
+        if any(c.get("error") for c in calls) and not any(c.get("content") or c.get("tool_calls")
+                                                          for c in calls):
+            return  # never reached the model: says nothing about its tools
+        self.episodes += 1
+        self.called = self.called or any(c.get("tool_calls") for c in calls)
+
+    @property
+    def ringing(self) -> bool:
+        return self.armed and not self.called and self.episodes >= self.after
+
+    def message(self, label: str) -> str:
+        where = f"the server at {self.base}" if self.base else "the provider"
+        return (f"{label}: {self.episodes} episodes and not one native tool call: {where} "
+                "almost surely ignores the tools. Enable function calling there (llama.cpp: "
+                "llama-server --jinja; llama-cpp-python: --chat_format chatml-function-calling "
+                "or a tool-aware handler; vLLM: --enable-auto-tool-choice --tool-call-parser "
+                "<parser>; Ollama: a model with tool support), or give the model "
+                "`tool_protocol: text`. The shard stopped before spending the rest; its "
+                "transcripts are kept.")
+
+
 def require_witness(params: dict) -> None:
     """Before the first call: the witness (VAL) and the repairer (LPG) the config asks for
     can run here (else WitnessUnavailable or RepairUnavailable, saying how to install it)."""
@@ -110,6 +156,8 @@ async def _run(config: dict, regime: str, model: str, method: str,
     for folder in transcripts.values():
         folder.mkdir(parents=True, exist_ok=True)
 
+    alarm = ToolAlarm(config, entry, regime, method)
+
     async def one(domain: str, folder: Path, epoch: int) -> dict:
         repeat = {"epoch": epoch} if regime == "online" else {}
         row, transcript = await run_episode(
@@ -128,6 +176,7 @@ async def _run(config: dict, regime: str, model: str, method: str,
                           "".join(json.dumps(step) + "\n" for step in transcript)
                           + json.dumps({"row": row}) + "\n")
         progress.episode(f"{domain}/{name}", row)
+        alarm.episode(transcript)
         return row
 
     # a fixed pool of workers, one episode each at a time: every slot the model allows
@@ -138,11 +187,14 @@ async def _run(config: dict, regime: str, model: str, method: str,
     rows: list[dict | None] = [None] * len(tasks)
 
     async def worker() -> None:
-        while not queue.empty():
+        while not queue.empty() and not alarm.ringing:
             i, (domain, folder, epoch) = queue.get_nowait()
             rows[i] = await one(domain, folder, epoch)
 
     await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
+    if alarm.ringing or (alarm.armed and not alarm.called and alarm.episodes):
+        # after the first K episodes, or at the end of a shard smaller than K
+        raise DeadTools(alarm.message(progress.label))
     return rows
 
 
