@@ -1,4 +1,5 @@
-# The two commands of the quick start: `make run` and `make test`.
+# The two commands of the quick start: `make run` and `make test`; `make run-local`: a real
+# model on this CPU (local/server.sh builds its server, local/run.py runs config/local.yaml).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -7,7 +8,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed
 CORES  ?= all
 
-.PHONY: run test lint suite clean
+.PHONY: run run-local test lint suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +18,9 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+
+run-local: $(STAMP)
+	$(BIN)/python local/run.py --config config/local.yaml --cores 2
 
 suite: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) suite
