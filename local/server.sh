@@ -84,7 +84,7 @@ install() {
     return 0
   fi
   compilers
-  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV" || die "$PYTHON -m venv $VENV failed"
   "$VENV/bin/python" -c 'import sys; assert sys.version_info[:2] >= (3, 9), sys.version' \
     || die "$VENV: llama-cpp-python 0.3.36 needs Python 3.9 or later"
   log "pip install $LLAMA from source (CPU flags, no native tuning: about 6 min on two cores the first time)"
