@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -60,20 +61,23 @@ def served(config: dict, names: list[str] | None) -> list[dict]:
 
 
 def snakemake(args: list[str]) -> int:
-    """Snakemake to its end. Ctrl-C reaches it too (same process group) and it stops its
-    jobs itself; SIGTERM here (SystemExit) is passed on to it, then it is waited for."""
+    """Snakemake to its end. Ctrl-C reaches it too (same process group): it cancels its
+    running jobs and exits. SIGTERM here (SystemExit) is passed on as SIGINT, for the same
+    prompt stop (a SIGTERM would let it finish its running jobs first, minutes with a real
+    model); the server stays up until Snakemake has exited."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.Popen([str(BIN / "snakemake"), *args], cwd=ROOT, env=env)
     try:
         return proc.wait()
     except BaseException:
-        if proc.poll() is None:
-            proc.terminate()
+        for stop, wait in ((signal.SIGINT, 60), (signal.SIGTERM, 10), (signal.SIGKILL, None)):
+            if proc.poll() is not None:
+                break
+            proc.send_signal(stop)
             try:
-                proc.wait(60)
+                proc.wait(wait)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                continue
         raise
 
 
@@ -99,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start-timeout", type=float, default=120.0)
     parser.add_argument("extra", nargs="*", help="more Snakemake arguments (after --)")
     args = parser.parse_args(argv)
+    # Ctrl-C is KeyboardInterrupt here and in Snakemake, even when this process was started
+    # with SIGINT ignored (in the background): an ignored signal stays ignored across exec
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     os.chdir(ROOT)
     times: dict[str, float] = {}
 
