@@ -304,3 +304,16 @@ def test_the_report_says_how_many_replies_were_cut_and_which_models_are_unpriced
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert f"{cut} of {marked.height} episodes were decided by a reply cut at max_tokens" in text
     assert f"No price is known for {first['model']}: their cost is shown as – (unpriced" in text
+
+
+def test_an_unpriced_model_is_never_drawn_as_free():
+    frame = make_episodes()
+    model = frame.filter(~pl.col("reference"))["model"][0]
+    unpriced = frame.with_columns(cost_usd=pl.when(pl.col("model") == model).then(None)
+                                  .otherwise(pl.col("cost_usd")))
+    stats = figures.summary(unpriced)
+    assert stats.filter(pl.col("model") == model)["cost"].null_count() == stats.filter(
+        pl.col("model") == model).height
+    assert "unpriced" in texts(figures.draw("outcomes", unpriced))
+    assert f"not drawn, no known price: {model}" in texts(figures.draw("success_cost", unpriced))
+    assert "no known price" not in texts(figures.draw("success_cost", frame))

@@ -74,7 +74,9 @@ def summary(frame: pl.DataFrame) -> pl.DataFrame:
         counted=COUNTED.sum(),
         success=RATES["success"],
         score=RATES["score"],
-        cost=pl.col("cost_usd").filter(COUNTED).mean(),  # as the main table: calls that ran
+        # as the main table: calls that ran; null when any of them is unpriced (not free)
+        cost=pl.when(pl.col("cost_usd").filter(COUNTED).null_count() == 0)
+        .then(pl.col("cost_usd").filter(COUNTED).mean()).otherwise(None),
     )
 
 
@@ -130,11 +132,13 @@ def draw_outcomes(frame: pl.DataFrame) -> Figure:
     fig.legend(handles, labels, loc="outside lower center", ncol=min(5, len(present)),
                frameon=False, handleheight=1.5, handlelength=2.4)
     _regime_rules(left, configs)
-    cost = np.array([stats[(c.regime, c.model, c.method)]["cost"] or 0.0 for c in configs])
+    known = [stats[(c.regime, c.model, c.method)]["cost"] for c in configs]
+    cost = np.array([k or 0.0 for k in known])
     right.barh(y, cost, height=0.72, color="0.55", edgecolor="0", linewidth=0.5)
     top = cost.max() if cost.max() > 0 else 1.0
-    for yi, c in zip(y, cost, strict=True):
-        right.text(c + top * 0.02, yi, _money(c), va="center", fontsize=7.5)
+    for yi, c, k in zip(y, cost, known, strict=True):  # an unknown price is said, not drawn as $0
+        right.text(c + top * 0.02, yi, _money(c) if k is not None else "unpriced", va="center",
+                   fontsize=7.5, style="normal" if k is not None else "italic")
     right.set_xlim(0, top * 1.45)
     right.set_xlabel("mean cost per episode")
     right.set_title("Cost")
@@ -173,9 +177,14 @@ def draw_success_cost(frame: pl.DataFrame) -> Figure:
     stats = _lookup(frame)
     pts = [(c, stats[(c.regime, c.model, c.method)]) for c in configs]
     pts = [(c, s) for c, s in pts if s["score"] is not None]
+    unpriced = sorted({c.model_label for c, s in pts if s["cost"] is None and s["counted"]})
+    pts = [(c, s) for c, s in pts if s["cost"] is not None or not s["counted"]]
     fills, markers = _model_styles(configs), _method_markers(configs)
     fig = Figure(figsize=(9, 5.6), layout="constrained")
     ax = fig.subplots()
+    if unpriced:  # a point at $0 would claim the model is free
+        ax.text(0.99, 0.01, "not drawn, no known price: " + ", ".join(unpriced),
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5, style="italic")
     costs = [s["cost"] or 0.0 for _, s in pts]
     for (c, s), cost in zip(pts, costs, strict=True):
         ax.scatter(cost, s["score"], s=70 if not c.reference else 90, marker=markers[c.method],
