@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,15 @@ SHOP_DOMAIN = """(define (domain shop)
 SHOP_PROBLEM = """(define (problem shop-1) (:domain shop)
   (:init (= (price) 100) (= (total-cost) 0)) (:goal (got))
   (:metric minimize (total-cost)))"""
+
+
+def snakemake(cfg: Path, *extra: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    """The venv's Snakemake on a config file, in the repository, its output captured."""
+    bin_ = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run([str(bin_ / "snakemake"), *extra, "--cores", "2", "--nolock",
+                           "--configfile", str(cfg)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def suite_entries():

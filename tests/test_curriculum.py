@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -26,7 +24,7 @@ from planaudit.formal.load import domain_at
 from planaudit.formal.plan import parse_plan
 from planaudit.formal.search import breadth_first
 from planaudit.formal.syntax import parse_problem
-from tests.conftest import DOMAINS, ROOT, SUITE_DOMAINS
+from tests.conftest import DOMAINS, ROOT, SUITE_DOMAINS, snakemake
 
 OBFUSCATED = ("blocksworld", "gripper", "logistics")
 PLAN_TESTS = ("t1", "t2", "t4", "t5", "t6", "t8_1", "t8_2", "t8_3")
@@ -342,7 +340,6 @@ def test_shard_rows_pass_the_row_schema_and_fill_the_table(suite, tmp_path):
 
 # -- the workflow ------------------------------------------------------------------------
 
-BIN = Path(sys.executable).parent
 
 
 def _workflow_config(tmp: Path, t6: dict | None = None) -> Path:
@@ -369,10 +366,7 @@ def _workflow_config(tmp: Path, t6: dict | None = None) -> Path:
 
 
 def _snakemake(cfg: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run([str(BIN / "snakemake"), *extra, "--cores", "2", "--nolock",
-                           "--configfile", str(cfg)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return snakemake(cfg, *extra, timeout=600)
 
 
 def test_workflow_runs_curriculum_jobs_and_reruns_only_a_changed_test_case(tmp_path):

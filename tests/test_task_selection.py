@@ -4,10 +4,8 @@ regime and by the estimate (a pilot or a CI job runs a few tasks of the real sui
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -16,9 +14,8 @@ import yaml
 
 from planaudit.config import ConfigError, load_config, locate
 from planaudit.suite.catalog import SelectionError, selected_suite, selects
-from tests.conftest import DOMAINS, ROOT
+from tests.conftest import DOMAINS, ROOT, snakemake
 
-BIN = Path(sys.executable).parent
 BASE = ROOT / "config" / "config.yaml"
 SELECTION = ["blocksworld/p0[3-5]", "blocksworld/p09", "gripper/p02"]
 # blocksworld p03-p05 are solvable, p09 is not; gripper p02 is solvable
@@ -121,10 +118,7 @@ def _config(tmp: Path, tasks: list[str]) -> Path:
 
 
 def _snakemake(cfg: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run([str(BIN / "snakemake"), *extra, "--cores", "2", "--nolock",
-                           "--configfile", str(cfg)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    return snakemake(cfg, *extra, timeout=900)
 
 
 def test_a_bad_pattern_fails_the_workflow_before_any_job_naming_file_line_and_field(tmp_path):
