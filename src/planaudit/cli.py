@@ -791,6 +791,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_curriculum_parser(sub, _config_arg)
     _, planbench = add_planbench(sub)
     add_show_parser(planbench, _config_arg)
+
+    from planaudit.acpbench.commands import add_parser as add_acpbench
+
+    add_acpbench(sub)
     _finish_help(p)
     return p
 
@@ -828,6 +832,8 @@ EXAMPLES = {
     "repair": "planaudit planbench repair ../shared/planbench/plan-bench/results/blocksworld/"
               "gpt-4_chat/task_1_plan_generation.json --seed 0 --json",
     "score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
+    "acpbench": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json",
+    "gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",
     "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
                   "--out rows.parquet --transcripts transcripts/",
 }

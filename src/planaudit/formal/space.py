@@ -1,0 +1,159 @@
+"""The reachable state space of a STRIPS task, explored exactly within a state limit.
+
+Questions about a state rather than a plan (which atoms or actions can ever hold or
+become applicable from here, whether a fact is a landmark, the optimal cost to go)
+are answered by breadth-first search over the states reachable from a given state,
+with the task's own operators (`Task.all_operators`, applicability and effects from
+`task.py`). Each search stops at `max_states` distinct states and says so ("limit"),
+never guessing. Only STRIPS operators on the bitset fast path are explored here;
+`Unsupported` says when a task has others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+from planaudit.formal.ground import Task
+from planaudit.formal.search import successor_index
+from planaudit.formal.task import Operator, atom_indices
+
+MAX_STATES = 200_000
+
+
+class Unsupported(Exception):
+    """The task has operators beyond plain STRIPS (numbers, conditional effects)."""
+
+
+def strips_operators(task: Task) -> list[Operator]:
+    ops = task.all_operators()
+    if task.init[1] or not all(op.simple for op in ops):
+        raise Unsupported("only STRIPS tasks without numeric fluents are explored")
+    return ops
+
+
+def ground_atoms(task: Task, fluent_only: bool = True) -> list[tuple[str, tuple[str, ...]]]:
+    """Every type-correct ground atom of the domain's predicates (of the predicates
+    some action changes, with `fluent_only`)."""
+    static = task.static_predicates() if fluent_only else frozenset()
+    out = []
+    for pred, params in task.domain.predicates.items():
+        if pred in static:
+            continue
+        pools = [task.objects_of(types) for _, types in params]
+        out.extend((pred, args) for args in product(*pools))
+    return out
+
+
+def ground_actions(task: Task) -> list[tuple[str, tuple[str, ...]]]:
+    """Every type-correct grounding (action, args) of the domain's actions."""
+    out = []
+    for name, schema in task.domain.actions.items():
+        pools = [task.objects_of(types) for _, types in schema.params]
+        out.extend((name, args) for args in product(*pools))
+    return out
+
+
+@dataclass
+class Exploration:
+    status: str  # "exhausted", "covered" (every candidate seen before the limit) or "limit"
+    atoms: int  # bitmask of atoms true in some state seen
+    applicable: set[int]  # indices (into ops) of operators applicable in some state seen
+    states: int
+
+
+def explore(task: Task, start: int, ops: list[Operator], want_atoms: int = 0,
+            want_ops: frozenset[int] = frozenset(), max_states: int = MAX_STATES) -> Exploration:
+    """Every state reachable from `start` (a bitset): the atoms that hold and the operators
+    that are applicable in some of them. Stops early once every atom of `want_atoms` and
+    every operator of `want_ops` has been seen (then status "covered")."""
+    keys, groups, always = successor_index(ops)
+    seen = {start}
+    layer = [start]
+    atoms = start
+    applicable: set[int] = set()
+
+    def covered() -> bool:
+        return (want_atoms or want_ops) and atoms & want_atoms == want_atoms \
+            and want_ops <= applicable
+
+    while layer:
+        nxt = []
+        for s in layer:
+            m = s & keys
+            candidates = always
+            while True:
+                for pp, pn, keep, add, i in candidates:
+                    if s & pp == pp and not s & pn:
+                        applicable.add(i)
+                        t = (s & keep) | add
+                        if t not in seen:
+                            seen.add(t)
+                            atoms |= t
+                            nxt.append(t)
+                if not m:
+                    break
+                low = m & -m
+                m ^= low
+                candidates = groups[low.bit_length() - 1]
+            if covered():
+                return Exploration("covered", atoms, applicable, len(seen))
+            if len(seen) > max_states:
+                return Exploration("limit", atoms, applicable, len(seen))
+        layer = nxt
+    return Exploration("exhausted", atoms, applicable, len(seen))
+
+
+def goal_distance(task: Task, start: int, ops: list[Operator], forbidden: int = 0,
+                  max_states: int = MAX_STATES) -> int | str:
+    """The length of a shortest plan from `start` (unit costs) that never passes through a
+    state where an atom of `forbidden` holds; "unsolvable" when the search exhausts the
+    reachable states without reaching the goal, "limit" when it stops at `max_states`."""
+    if task.has_cost and not all(op.constant_cost == 1.0 for op in ops):
+        raise Unsupported("goal distances here count steps; the task has other costs")
+    gp, gn, rest = task.goal_pos, task.goal_neg, task.goal_rest
+    nums = task.init[1]
+
+    def is_goal(s: int) -> bool:
+        return s & gp == gp and not s & gn and (rest is None or task.goal_holds((s, nums)))
+
+    if start & forbidden:
+        return "unsolvable"
+    if is_goal(start):
+        return 0
+    keys, groups, always = successor_index(ops)
+    seen = {start}
+    layer = [start]
+    depth = 0
+    while layer:
+        depth += 1
+        nxt = []
+        for s in layer:
+            m = s & keys
+            candidates = always
+            while True:
+                for pp, pn, keep, add, _i in candidates:
+                    if s & pp == pp and not s & pn:
+                        t = (s & keep) | add
+                        if t not in seen and not t & forbidden:
+                            if is_goal(t):
+                                return depth
+                            seen.add(t)
+                            nxt.append(t)
+                if not m:
+                    break
+                low = m & -m
+                m ^= low
+                candidates = groups[low.bit_length() - 1]
+            if len(seen) > max_states:
+                return "limit"
+        layer = nxt
+    return "unsolvable"
+
+
+def atom_names(task: Task, mask: int) -> list[str]:
+    return [_name(*task.atoms[i]) for i in atom_indices(mask)]
+
+
+def _name(pred: str, args: tuple[str, ...]) -> str:
+    return "(" + " ".join((pred, *args)) + ")"
