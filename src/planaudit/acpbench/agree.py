@@ -11,8 +11,10 @@ meaning compare as sets (`just`: as multisets, a pair can occur twice in a plan)
 - just: the same multiset of removal options (a single action with its index, or a
   pair of consecutive actions with "-1").
 - land: every atom the file calls a landmark (yes) or not (no) classified alike.
-- nexta: every action the file classifies (yes, no, maybe) classified alike, and the
-  same optimal cost to go (opt).
+- nexta: every action the file calls `yes` (it lowers the optimal cost to go) or `no`
+  (it does not) classified alike, and the same optimal cost to go (opt); the file's
+  `maybe` marks actions it left to a planner (ACPBench's scorer runs one on them), so
+  they are not compared.
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def land(g: Gold, theirs) -> Agreement:
 def nexta(g: Gold, theirs) -> Agreement:
     if g.answer["opt"] is None and g.limits:
         return Agreement(False, _limit(g))
-    r = _classes(g, theirs, ("yes", "no", "maybe"))
+    # the file's `maybe` is what it left to a planner: nothing to compare
+    r = _classes(g, theirs, ("yes", "no"))
     if str(g.answer["opt"]) != str(theirs.get("opt")):
         extra = f"opt: ours {g.answer['opt']}, theirs {theirs.get('opt')}"
         return Agreement(False, f"{r.reason}; {extra}" if r.reason else extra)

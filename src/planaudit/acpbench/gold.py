@@ -18,11 +18,14 @@ from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.search import breadth_first
 from planaudit.formal.space import (
     MAX_STATES,
+    astar_cost,
+    astar_plan,
     atom_names,
     explore,
     goal_distance,
     ground_actions,
     ground_atoms,
+    optimal_cost,
     strips_operators,
 )
 
@@ -176,22 +179,28 @@ def land(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
     cands = [task.atom(p, a) for p, a in ground_atoms(task)]
     cands = [i for i in cands if not s >> i & 1 and not goal_atoms >> i & 1]
     found = breadth_first(task, max_states=max_states)
-    gold = Gold({"yes": [], "no": []})
+    plan = found.plan
     if found.status == "limit":
-        gold.limits.append(f"plan search: limit hit at {found.generated} states")
+        plan = astar_plan(task, s, max_states)
+    gold = Gold({"yes": [], "no": []})
+    if plan == "limit":
+        gold.limits.append(f"plan search: limit hit at {max_states} states")
         gold.undecided = atom_names(task, sum(1 << i for i in cands))
         return gold
-    if found.status == "unsolvable":
+    if plan is None or plan == "unsolvable":
         gold.notes.append("the goal is unreachable from this state: every atom is a landmark")
         gold.answer["yes"] = atom_names(task, sum(1 << i for i in cands))
         return gold
-    on_plan = _trajectory_atoms(task, found.plan)
+    on_plan = _trajectory_atoms(task, plan)
     yes, no, open_ = 0, 0, 0
     for i in cands:
         if not on_plan >> i & 1:
             no |= 1 << i
             continue
         d = goal_distance(task, s, ops, forbidden=1 << i, max_states=max_states)
+        if d == "limit":
+            # p is false now and STRIPS: forbidding states where it holds is dropping its adders
+            d = astar_cost(task, s, max_states, [op for op in ops if not op.add >> i & 1])
         if d == "unsolvable":
             yes |= 1 << i
         elif d == "limit":
@@ -206,11 +215,14 @@ def land(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
 
 
 def nexta(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
-    """Each applicable action by the optimal cost to go after it: lower (yes), higher or
-    a dead end (no), the same (maybe); `opt` the optimal cost to go from the state."""
+    """Each applicable action by the optimal cost to go after it, as ACPBench's scorer
+    reads its classes: `yes` it lowers the optimal cost to go (it starts an optimal
+    plan), `no` it does not (same, higher, or a dead end); `maybe` is the file's class
+    for actions it left to a planner, and we decide every action, so ours stays empty
+    but for actions a limit left undecided. `opt` is the optimal cost to go."""
     ops = strips_operators(task)
     s = task.init[0]
-    here = goal_distance(task, s, ops, max_states=max_states)
+    here = optimal_cost(task, s, ops, max_states=max_states)
     gold = Gold({"yes": [], "no": [], "maybe": [], "opt": None})
     if here == "limit":
         gold.limits.append("cost to go from the state: limit hit")
@@ -221,13 +233,21 @@ def nexta(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
     for op in ops:
         if not op.applicable(task.init):
             continue
-        d = goal_distance(task, op.apply(task.init)[0], ops, max_states=max_states)
+        after = op.apply(task.init)[0]
+        if h0 == inf:
+            gold.answer["no"].append(op.name)
+            continue
+        # lowering means exactly h0 - 1: a bounded search to that depth decides it
+        d = goal_distance(task, after, ops, max_states=max_states, max_depth=h0 - 1)
+        if d == "limit":
+            d = astar_cost(task, after, max_states)
+            if isinstance(d, int):
+                d = d if d < h0 else "beyond"
         if d == "limit":
             gold.undecided.append(op.name)
+            gold.answer["maybe"].append(op.name)
             continue
-        h = inf if d == "unsolvable" else d
-        key = "yes" if h < h0 else "no" if h > h0 else "maybe"
-        gold.answer[key].append(op.name)
+        gold.answer["yes" if isinstance(d, int) else "no"].append(op.name)
     if gold.undecided:
         gold.limits.append(f"cost to go after {len(gold.undecided)} actions: limit hit")
     for key in ("yes", "no", "maybe"):

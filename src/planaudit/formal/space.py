@@ -11,11 +11,13 @@ never guessing. Only STRIPS operators on the bitset fast path are explored here;
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from itertools import product
 
 from planaudit.formal.ground import Task
-from planaudit.formal.search import successor_index
+from planaudit.formal.heuristics import lmcut
+from planaudit.formal.search import astar, successor_index
 from planaudit.formal.task import Operator, atom_indices
 
 MAX_STATES = 200_000
@@ -105,10 +107,11 @@ def explore(task: Task, start: int, ops: list[Operator], want_atoms: int = 0,
 
 
 def goal_distance(task: Task, start: int, ops: list[Operator], forbidden: int = 0,
-                  max_states: int = MAX_STATES) -> int | str:
+                  max_states: int = MAX_STATES, max_depth: int | None = None) -> int | str:
     """The length of a shortest plan from `start` (unit costs) that never passes through a
     state where an atom of `forbidden` holds; "unsolvable" when the search exhausts the
-    reachable states without reaching the goal, "limit" when it stops at `max_states`."""
+    reachable states without reaching the goal, "beyond" when no plan is at most
+    `max_depth` long, "limit" when it stops at `max_states`."""
     if task.has_cost and not all(op.constant_cost == 1.0 for op in ops):
         raise Unsupported("goal distances here count steps; the task has other costs")
     gp, gn, rest = task.goal_pos, task.goal_neg, task.goal_rest
@@ -127,6 +130,8 @@ def goal_distance(task: Task, start: int, ops: list[Operator], forbidden: int = 
     depth = 0
     while layer:
         depth += 1
+        if max_depth is not None and depth > max_depth:
+            return "beyond"
         nxt = []
         for s in layer:
             m = s & keys
@@ -157,3 +162,41 @@ def atom_names(task: Task, mask: int) -> list[str]:
 
 def _name(pred: str, args: tuple[str, ...]) -> str:
     return "(" + " ".join((pred, *args)) + ")"
+
+
+def from_state(task: Task, start: int, ops: list[Operator] | None = None) -> Task:
+    """The same task asked from another state (a shallow copy sharing the operators: the
+    ones reachable from the task's own state cover every state reachable from there),
+    with only `ops` among its operators if given."""
+    other = copy.copy(task)
+    other.init = (start, task.init[1])
+    if ops is not None:
+        other._all = list(ops)
+    return other
+
+
+def optimal_cost(task: Task, start: int, ops: list[Operator], max_states: int = MAX_STATES,
+                 astar_states: int = MAX_STATES) -> int | str:
+    """The optimal cost to go from `start` (unit costs): breadth-first search, then A* with
+    LM-cut (admissible: still exact) past its limit; "unsolvable" or "limit" otherwise."""
+    d = goal_distance(task, start, ops, max_states=max_states)
+    if d != "limit":
+        return d
+    return astar_cost(task, start, astar_states)
+
+
+def astar_cost(task: Task, start: int, max_states: int = MAX_STATES,
+               ops: list[Operator] | None = None) -> int | str:
+    """The optimal cost to go from `start` by A* with LM-cut (unit costs), with only `ops`
+    if given (LM-cut proves a dead end where the goal is relaxed-unreachable)."""
+    other = from_state(task, start, ops)
+    res = astar(other, lmcut(other), "astar-lmcut", max_states=max_states)
+    if res.status == "solved":
+        return len(res.plan)
+    return res.status
+
+
+def astar_plan(task: Task, start: int, max_states: int = MAX_STATES) -> list[Operator] | str:
+    """An optimal plan from `start` by A* with LM-cut, or "unsolvable" or "limit"."""
+    res = astar(from_state(task, start), lmcut(task), "astar-lmcut", max_states=max_states)
+    return res.plan if res.status == "solved" else res.status
