@@ -26,8 +26,13 @@ from planaudit.formal.space import (
     ground_actions,
     ground_atoms,
     optimal_cost,
+    relaxed_goal_reachable,
     strips_operators,
 )
+
+# breadth-first search first, up to this many states; past it A* with LM-cut (also
+# exact), whose dead-end detection and guidance pay on the larger spaces
+BFS_FIRST = 20_000
 
 
 @dataclass
@@ -178,10 +183,9 @@ def land(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
     goal_atoms = task.goal_pos
     cands = [task.atom(p, a) for p, a in ground_atoms(task)]
     cands = [i for i in cands if not s >> i & 1 and not goal_atoms >> i & 1]
-    found = breadth_first(task, max_states=max_states)
-    plan = found.plan
-    if found.status == "limit":
-        plan = astar_plan(task, s, max_states)
+    # any plan will do: an atom on none of its states is no landmark
+    found = breadth_first(task, max_states=BFS_FIRST)
+    plan = found.plan if found.status != "limit" else astar_plan(task, s, max_states)
     gold = Gold({"yes": [], "no": []})
     if plan == "limit":
         gold.limits.append(f"plan search: limit hit at {max_states} states")
@@ -197,10 +201,14 @@ def land(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
         if not on_plan >> i & 1:
             no |= 1 << i
             continue
-        d = goal_distance(task, s, ops, forbidden=1 << i, max_states=max_states)
+        # p is false now and STRIPS: forbidding states where it holds is dropping its adders
+        without = [op for op in ops if not op.add >> i & 1]
+        if not relaxed_goal_reachable(task, s, without):
+            yes |= 1 << i  # not even the delete relaxation reaches the goal without p
+            continue
+        d = goal_distance(task, s, ops, forbidden=1 << i, max_states=BFS_FIRST)
         if d == "limit":
-            # p is false now and STRIPS: forbidding states where it holds is dropping its adders
-            d = astar_cost(task, s, max_states, [op for op in ops if not op.add >> i & 1])
+            d = astar_cost(task, s, max_states, without)
         if d == "unsolvable":
             yes |= 1 << i
         elif d == "limit":
@@ -238,7 +246,7 @@ def nexta(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
             gold.answer["no"].append(op.name)
             continue
         # lowering means exactly h0 - 1: a bounded search to that depth decides it
-        d = goal_distance(task, after, ops, max_states=max_states, max_depth=h0 - 1)
+        d = goal_distance(task, after, ops, max_states=BFS_FIRST, max_depth=h0 - 1)
         if d == "limit":
             d = astar_cost(task, after, max_states)
             if isinstance(d, int):

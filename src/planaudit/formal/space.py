@@ -200,3 +200,17 @@ def astar_plan(task: Task, start: int, max_states: int = MAX_STATES) -> list[Ope
     """An optimal plan from `start` by A* with LM-cut, or "unsolvable" or "limit"."""
     res = astar(from_state(task, start), lmcut(task), "astar-lmcut", max_states=max_states)
     return res.plan if res.status == "solved" else res.status
+
+
+def relaxed_goal_reachable(task: Task, start: int, ops: list[Operator]) -> bool:
+    """Whether the goal's atoms are reachable from `start` ignoring deletes (and negative
+    preconditions): when not, no plan exists with `ops` (a sound proof of unsolvability)."""
+    reached = start
+    changed = True
+    while changed:
+        changed = False
+        for op in ops:
+            if reached & op.pre_pos == op.pre_pos and op.add & ~reached:
+                reached |= op.add
+                changed = True
+    return reached & task.goal_pos == task.goal_pos
