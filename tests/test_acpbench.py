@@ -85,3 +85,19 @@ def test_cli_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert len(out["items"]) == 40 and set(out["items"][0]) == {"id", "task", "answer"}
     assert out["summary"]["val"]["agree"] == 40
+
+
+def test_reads_gzip_and_rejects_other_files(tmp_path, capsys):
+    import gzip
+
+    row = {"id": 1, "group": "applicable_actions_gen", "context": "", "question": "",
+           "answer": ["(move r1 r2)", "(pick b r1)"], "PDDL_domain": DOMAIN,
+           "PDDL_problem": PROBLEM}
+    path = tmp_path / "dev.gen.json.gz"
+    with gzip.open(path, "wt") as f:
+        json.dump([row], f)
+    assert main(["acpbench", "gold", str(path)]) == 0
+    assert "app: 1/1 agree" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"id": 1}]))
+    assert main(["acpbench", "gold", str(bad)]) == 2

@@ -66,4 +66,6 @@ def cmd_gold(args) -> int:
     for r in rows:
         if not r["agree"]:
             print(f"  {r['task']} {r['id']}: {r['reason']}")
+        elif r["limits"]:
+            print(f"  {r['task']} {r['id']}: agrees; limit hit: {'; '.join(r['limits'])}")
     return 0
