@@ -25,6 +25,7 @@ from planaudit.formal.space import (
     goal_distance,
     ground_actions,
     ground_atoms,
+    never_in_projection,
     optimal_cost,
     relaxed_goal_reachable,
     strips_operators,
@@ -122,9 +123,23 @@ def reach(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
                    if not ex.atoms >> i & 1 and (ex.status == "exhausted" or not relaxed >> i & 1))
     gold = Gold(never)
     if ex.status == "limit":
-        gold.limits.append(f"state space: limit hit at {ex.states} states")
-        gold.undecided = sorted(" ".join((task.atoms[i][0], *task.atoms[i][1])) for i in live
-                                if not ex.atoms >> i & 1)
+        # past the limit, a projection onto the atoms naming the same objects may still
+        # prove an atom never holds
+        open_ = []
+        for i in live:
+            if ex.atoms >> i & 1:
+                continue
+            text = " ".join((task.atoms[i][0], *task.atoms[i][1]))
+            keep = _mentioning(task, set(task.atoms[i][1])) | 1 << i
+            if never_in_projection(task, task.init[0], ops, keep, 1 << i, 0,
+                                   max_states) is True:
+                never.append(text)
+            else:
+                open_.append(text)
+        never.sort()
+        if open_:
+            gold.limits.append(f"state space: limit hit at {ex.states} states")
+            gold.undecided = sorted(open_)
     return gold
 
 
@@ -139,11 +154,38 @@ def areach(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
             never.append(name(action, args))  # pruned by static facts or relaxed reachability
         elif k not in ex.applicable:
             open_.append(name(action, args))
-    gold = Gold(sorted(never))
     if ex.status == "limit":
+        # past the limit, a projection onto the atoms naming the action's objects may
+        # still prove an action never applicable
+        still = []
+        for text in open_:
+            op = task.operator(*_split(text))
+            keep = _mentioning(task, set(op.args))
+            if never_in_projection(task, task.init[0], ops, keep, op.pre_pos, op.pre_neg,
+                                   max_states) is True:
+                never.append(text)
+            else:
+                still.append(text)
+        open_ = still
+    gold = Gold(sorted(never))
+    if ex.status == "limit" and open_:
         gold.limits.append(f"state space: limit hit at {ex.states} states")
         gold.undecided = sorted(open_)
     return gold
+
+
+def _split(text: str) -> tuple[str, tuple[str, ...]]:
+    words = text.strip("()").split()
+    return words[0], tuple(words[1:])
+
+
+def _mentioning(task: Task, objects: set[str]) -> int:
+    """The mask of the interned atoms with an argument among `objects`."""
+    mask = 0
+    for i, (_, args) in enumerate(task.atoms):
+        if objects.intersection(args):
+            mask |= 1 << i
+    return mask
 
 
 def _valid(task: Task, steps) -> bool:

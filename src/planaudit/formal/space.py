@@ -214,3 +214,54 @@ def relaxed_goal_reachable(task: Task, start: int, ops: list[Operator]) -> bool:
                 reached |= op.add
                 changed = True
     return reached & task.goal_pos == task.goal_pos
+
+
+@dataclass(frozen=True)
+class _Projected:
+    pre_pos: int
+    pre_neg: int
+    add: int
+    delete: int
+
+
+def never_in_projection(task: Task, start: int, ops: list[Operator], keep: int, pos: int,
+                        neg: int = 0, max_states: int = MAX_STATES) -> bool | None:
+    """Whether no state reachable from `start` has every atom of `pos` and none of `neg`,
+    proven on the projection onto the atoms of `keep` (each operator restricted to them:
+    every reachable state's projection is reachable there, so what the projection never
+    reaches no state reaches). True: proven never; False: not proven (the projection
+    reaches it); None: the projection's states exceed `max_states`."""
+    pos &= keep
+    neg &= keep
+    abstract = list({(op.pre_pos & keep, op.pre_neg & keep, op.add & keep, op.delete & keep)
+                     for op in ops})
+    projected = [_Projected(*t) for t in abstract]
+    keys, groups, always = successor_index(projected)
+    s0 = start & keep
+    if s0 & pos == pos and not s0 & neg:
+        return False
+    seen = {s0}
+    layer = [s0]
+    while layer:
+        nxt = []
+        for s in layer:
+            m = s & keys
+            candidates = always
+            while True:
+                for pp, pn, keep_mask, add, _i in candidates:
+                    if s & pp == pp and not s & pn:
+                        t = (s & keep_mask) | add
+                        if t not in seen:
+                            if t & pos == pos and not t & neg:
+                                return False
+                            seen.add(t)
+                            nxt.append(t)
+                if not m:
+                    break
+                low = m & -m
+                m ^= low
+                candidates = groups[low.bit_length() - 1]
+            if len(seen) > max_states:
+                return None
+        layer = nxt
+    return True
