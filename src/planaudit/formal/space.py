@@ -12,6 +12,7 @@ never guessing. Only STRIPS operators on the bitset fast path are explored here;
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
@@ -64,12 +65,29 @@ class Exploration:
     states: int
 
 
+def _successors(s: int, index: tuple) -> Iterator[tuple[int, int]]:
+    """(operator index, successor) for every operator applicable in `s`; the index from
+    `search.successor_index` visits only operators whose first precondition atom holds."""
+    keys, groups, always = index
+    m = s & keys
+    candidates = always
+    while True:
+        for pp, pn, keep, add, i in candidates:
+            if s & pp == pp and not s & pn:
+                yield i, (s & keep) | add
+        if not m:
+            return
+        low = m & -m
+        m ^= low
+        candidates = groups[low.bit_length() - 1]
+
+
 def explore(task: Task, start: int, ops: list[Operator], want_atoms: int = 0,
             want_ops: frozenset[int] = frozenset(), max_states: int = MAX_STATES) -> Exploration:
     """Every state reachable from `start` (a bitset): the atoms that hold and the operators
     that are applicable in some of them. Stops early once every atom of `want_atoms` and
     every operator of `want_ops` has been seen (then status "covered")."""
-    keys, groups, always = successor_index(ops)
+    index = successor_index(ops)
     seen = {start}
     layer = [start]
     atoms = start
@@ -82,22 +100,12 @@ def explore(task: Task, start: int, ops: list[Operator], want_atoms: int = 0,
     while layer:
         nxt = []
         for s in layer:
-            m = s & keys
-            candidates = always
-            while True:
-                for pp, pn, keep, add, i in candidates:
-                    if s & pp == pp and not s & pn:
-                        applicable.add(i)
-                        t = (s & keep) | add
-                        if t not in seen:
-                            seen.add(t)
-                            atoms |= t
-                            nxt.append(t)
-                if not m:
-                    break
-                low = m & -m
-                m ^= low
-                candidates = groups[low.bit_length() - 1]
+            for i, t in _successors(s, index):
+                applicable.add(i)
+                if t not in seen:
+                    seen.add(t)
+                    atoms |= t
+                    nxt.append(t)
             if covered():
                 return Exploration("covered", atoms, applicable, len(seen))
             if len(seen) > max_states:
@@ -124,7 +132,7 @@ def goal_distance(task: Task, start: int, ops: list[Operator], forbidden: int = 
         return "unsolvable"
     if is_goal(start):
         return 0
-    keys, groups, always = successor_index(ops)
+    index = successor_index(ops)
     seen = {start}
     layer = [start]
     depth = 0
@@ -134,22 +142,12 @@ def goal_distance(task: Task, start: int, ops: list[Operator], forbidden: int = 
             return "beyond"
         nxt = []
         for s in layer:
-            m = s & keys
-            candidates = always
-            while True:
-                for pp, pn, keep, add, _i in candidates:
-                    if s & pp == pp and not s & pn:
-                        t = (s & keep) | add
-                        if t not in seen and not t & forbidden:
-                            if is_goal(t):
-                                return depth
-                            seen.add(t)
-                            nxt.append(t)
-                if not m:
-                    break
-                low = m & -m
-                m ^= low
-                candidates = groups[low.bit_length() - 1]
+            for _i, t in _successors(s, index):
+                if t not in seen and not t & forbidden:
+                    if is_goal(t):
+                        return depth
+                    seen.add(t)
+                    nxt.append(t)
             if len(seen) > max_states:
                 return "limit"
         layer = nxt
@@ -236,7 +234,7 @@ def never_in_projection(task: Task, start: int, ops: list[Operator], keep: int, 
     abstract = list({(op.pre_pos & keep, op.pre_neg & keep, op.add & keep, op.delete & keep)
                      for op in ops})
     projected = [_Projected(*t) for t in abstract]
-    keys, groups, always = successor_index(projected)
+    index = successor_index(projected)
     s0 = start & keep
     if s0 & pos == pos and not s0 & neg:
         return False
@@ -245,22 +243,12 @@ def never_in_projection(task: Task, start: int, ops: list[Operator], keep: int, 
     while layer:
         nxt = []
         for s in layer:
-            m = s & keys
-            candidates = always
-            while True:
-                for pp, pn, keep_mask, add, _i in candidates:
-                    if s & pp == pp and not s & pn:
-                        t = (s & keep_mask) | add
-                        if t not in seen:
-                            if t & pos == pos and not t & neg:
-                                return False
-                            seen.add(t)
-                            nxt.append(t)
-                if not m:
-                    break
-                low = m & -m
-                m ^= low
-                candidates = groups[low.bit_length() - 1]
+            for _i, t in _successors(s, index):
+                if t not in seen:
+                    if t & pos == pos and not t & neg:
+                        return False
+                    seen.add(t)
+                    nxt.append(t)
             if len(seen) > max_states:
                 return None
         layer = nxt
