@@ -432,3 +432,25 @@ def test_a_model_that_calls_tools_raises_no_alarm(folders, tmp_path):
     frames, requests = _tool_shard(folders, tmp_path, calls * 2, dead_tools_after=1)
     assert isinstance(frames, dict), frames
     assert frames["blocksworld"]["steps"].to_list() == [3, 3] and len(requests) == 6
+
+
+def test_the_workflow_hands_dead_tools_after_to_the_online_shards(tmp_path):
+    """The alarm reads online.dead_tools_after from the shard's spec: the workflow must
+    put it there (the spec is a slice of the config, not all of it)."""
+    import yaml
+
+    from tests.conftest import snakemake
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "results": str(tmp_path / "results"), "cache": str(tmp_path / "cache"),
+        "suite": {"source": "builtin", "root": "domains", "domains": ["blocksworld"],
+                  "tasks": ["blocksworld/p01"]},
+        "models": [{"name": "oracle", "model": "reference/oracle"}],
+        "offline": {"methods": []},
+        "online": {"methods": ["react"], "plan_settings": ["none"], "dead_tools_after": 2},
+        "curriculum": {"tests": []}}))
+    proc = snakemake(cfg, "-n", "-p", str(tmp_path / "results" / "episodes" / "online" / "oracle"
+                                         / "react" / "none" / "blocksworld.parquet"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '"dead_tools_after": 2' in proc.stdout

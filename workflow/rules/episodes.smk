@@ -80,6 +80,8 @@ def shard_spec(regime, model_name):
             part["plan_settings"] = [wildcards.setting]
             part["setting_defs"] = {wildcards.setting: setting.to_json()}
             part["epochs"] = section.get("epochs", 1)
+            if "dead_tools_after" in section:  # the shard's alarm for a server that drops tools
+                part["dead_tools_after"] = section["dead_tools_after"]
         if "repair" in section:  # offline: heuristic mode, LPG repairs each plan (reruns when changed)
             part["repair"] = section["repair"]
         cache = config.get("cache", ".cache/planaudit")
