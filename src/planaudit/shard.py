@@ -192,8 +192,8 @@ async def _run(config: dict, regime: str, model: str, method: str,
             rows[i] = await one(domain, folder, epoch)
 
     await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
-    if alarm.ringing or (alarm.armed and not alarm.called and alarm.episodes):
-        # after the first K episodes, or at the end of a shard smaller than K
+    if alarm.armed and not alarm.called and alarm.episodes:
+        # rung after the first K episodes, or at the end of a shard smaller than K
         raise DeadTools(alarm.message(progress.label))
     return rows
 
