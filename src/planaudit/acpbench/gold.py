@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.wording import read_action
 from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.plan import format_step
 from planaudit.formal.search import breadth_first
 from planaudit.formal.space import (
     MAX_STATES,
@@ -42,10 +43,6 @@ class Gold:
     limits: list[str] = field(default_factory=list)  # every search that stopped at its limit
     undecided: list = field(default_factory=list)  # what a limit left open
     notes: list[str] = field(default_factory=list)  # ambiguity, ungroundable names, ...
-
-
-def name(action: str, args: tuple[str, ...]) -> str:
-    return "(" + " ".join((action, *args)) + ")"
 
 
 def plan_steps(question: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -76,7 +73,7 @@ def _run(task: Task, steps) -> tuple[int | None, object, str]:
         try:
             op = task.operator(action, args)
         except GroundingError as e:
-            return i, state, f"{name(action, args)} cannot be grounded: {e.detail}"
+            return i, state, f"{format_step((action, args))} cannot be grounded: {e.detail}"
         if not op.applicable(state):
             return i, state, f"{op.name} is not applicable"
         state = op.apply(state)
@@ -151,9 +148,9 @@ def areach(item: Item, task: Task, max_states: int = MAX_STATES) -> Gold:
     for action, args in ground_actions(task):
         k = index.get((action, args))
         if k is None or (ex.status == "exhausted" and k not in ex.applicable):
-            never.append(name(action, args))  # pruned by static facts or relaxed reachability
+            never.append(format_step((action, args)))  # pruned by static facts or relaxed reachability
         elif k not in ex.applicable:
-            open_.append(name(action, args))
+            open_.append(format_step((action, args)))
     if ex.status == "limit":
         # past the limit, a projection onto the atoms naming the action's objects may
         # still prove an action never applicable
@@ -201,10 +198,10 @@ def just(item: Item, task: Task) -> Gold:
         if _valid(task, steps[:i] + steps[i + 1:]):
             # ACPBench names a single removal by its action and that action's occurrence
             # (1-based) in the plan, not by its position
-            options.append([name(*steps[i]), str(steps[:i + 1].count(steps[i]))])
+            options.append([format_step(steps[i]), str(steps[:i + 1].count(steps[i]))])
     for i in range(len(steps) - 1):
         if _valid(task, steps[:i] + steps[i + 2:]):
-            options.append([name(*steps[i]), name(*steps[i + 1]), "-1"])
+            options.append([format_step(steps[i]), format_step(steps[i + 1]), "-1"])
     return Gold(options, notes=notes)
 
 
