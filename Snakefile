@@ -13,6 +13,7 @@ include: "workflow/rules/suite.smk"
 include: "workflow/rules/checks.smk"
 include: "workflow/rules/episodes.smk"
 include: "workflow/rules/curriculum.smk"
+include: "workflow/rules/acpbench.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 
@@ -23,6 +24,7 @@ rule all:
         OFFLINE_SHARDS,
         ONLINE_SHARDS,
         CURRICULUM_SHARDS,
+        ACPBENCH_SHARDS,
         TABLE_FILES,
         REPORT_INDEX,
     default_target: True

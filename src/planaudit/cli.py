@@ -794,7 +794,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from planaudit.acpbench.commands import add_parser as add_acpbench
 
-    add_acpbench(sub)
+    add_acpbench(sub, _config_arg)
     _finish_help(p)
     return p
 

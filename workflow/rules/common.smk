@@ -52,6 +52,7 @@ JOB_SIZES = {
     # external planner (truth.external_seconds) per task bound it; 200 MB measured
     "shard": (720, 4000),  # episodes x calls x latency / max_concurrency with a real model
     "curriculum": (360, 4000),
+    "acpbench": (360, 4000),  # seconds with the references; one call per question otherwise
     "analysis": (60, 8000),  # collect, tables (bootstrap), figures, report
 }
 

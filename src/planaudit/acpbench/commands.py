@@ -1,11 +1,13 @@
-"""`planaudit acpbench gold`: every item of an ACPBench gen file answered by proof,
-and the agreement with the answers the file records, per question type."""
+"""ACPBench's subcommands: `gold` (every item of an ACPBench gen file answered by proof,
+and the agreement with the file's answers, per type), `shard` (the workflow's job: one
+model x question type) and `show` (one generated question with its proven truth)."""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
+from pathlib import Path
 
 from planaudit.acpbench.agree import compare
 from planaudit.acpbench.gold import gold
@@ -13,7 +15,7 @@ from planaudit.acpbench.items import ORDER, ItemsError, read_items
 from planaudit.formal.space import Unsupported
 
 
-def add_parser(sub) -> None:
+def add_parser(sub, config_arg=None) -> None:
     ac = sub.add_parser("acpbench", help="ACPBench: its questions answered by proof from their PDDL")
     asub = ac.add_subparsers(dest="acpbench_command", required=True)
     g = asub.add_parser("gold", help="answer every item of a gen file from its PDDL and question "
@@ -22,6 +24,28 @@ def add_parser(sub) -> None:
     g.add_argument("--json", action="store_true",
                    help='print {"items": [{"id", "task", "answer"}...], "summary": {...}}')
     g.set_defaults(func=cmd_gold)
+    sh = asub.add_parser("shard", help="run one model x question type over the acpbench "
+                                       "section's domains and forms")
+    if config_arg:
+        config_arg(sh)
+    sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
+    sh.add_argument("--model", required=True)
+    sh.add_argument("--type", required=True, dest="qtype", help=", ".join(ORDER))
+    sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+    sh.add_argument("--out", required=True, help="the job's Parquet file")
+    sh.add_argument("--transcripts", required=True, help="folder for the questions' transcripts")
+    sh.set_defaults(func=cmd_shard)
+    s = asub.add_parser("show", help="one generated question, its proven truth and an answer "
+                                     "that scores full marks")
+    if config_arg:
+        config_arg(s)
+    s.add_argument("qtype", metavar="TYPE", help=", ".join(ORDER))
+    s.add_argument("task", metavar="DOMAIN/TASK", help="a suite task (gripper/p02)")
+    s.add_argument("--form", default="gen", choices=("bool", "mcq", "gen"))
+    s.add_argument("--state", type=int, default=0, help="which drawn state (0: a random walk, "
+                                                       "1: a plan prefix, ...)")
+    s.add_argument("--seed", type=int, help="default: the config's acpbench seed")
+    s.set_defaults(func=cmd_show)
 
 
 def run(path) -> tuple[list[dict], dict]:
@@ -68,4 +92,71 @@ def cmd_gold(args) -> int:
             print(f"  {r['task']} {r['id']}: {r['reason']}")
         elif r["limits"]:
             print(f"  {r['task']} {r['id']}: agrees; limit hit: {'; '.join(r['limits'])}")
+    return 0
+
+
+def _input_error(message: str):
+    from planaudit.cli import InputError
+
+    return InputError(message)
+
+
+def cmd_shard(args) -> int:
+    from planaudit.acpbench.questions import QuestionError
+    from planaudit.acpbench.shard import AcpbenchShardFailed, run_acpbench_shard
+    from planaudit.cli import _config, _preflight
+    from planaudit.curriculum.world import CurriculumError
+    from planaudit.experiment import ConfigError, model_entry
+
+    config = json.loads(args.spec) if args.spec else _config(args)
+    try:
+        _preflight([model_entry(config, args.model)])
+        frame, skipped = run_acpbench_shard(config, args.model, args.qtype, Path(args.suite),
+                                            args.out, args.transcripts)
+    except (ConfigError, QuestionError, CurriculumError, ItemsError, FileNotFoundError,
+            ValueError) as e:
+        raise _input_error(str(e)) from None
+    except AcpbenchShardFailed as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return 1
+    right = int(frame["success"].sum()) if frame.height else 0
+    print(f"acpbench/{args.model}/{args.qtype}: {right}/{frame.height} correct", file=sys.stderr)
+    for (domain, qtype, form, why), n in sorted(skipped.counts.items()):
+        print(f"  not posed: {domain} {qtype} {form}: {n} ({why})", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args) -> int:
+    from planaudit.acpbench.generate import Skipped, questions
+    from planaudit.acpbench.questions import QuestionError
+    from planaudit.acpbench.shard import settings
+    from planaudit.cli import _config
+    from planaudit.curriculum.commands import _suite_domain
+    from planaudit.curriculum.world import CurriculumError
+
+    if "/" not in args.task:
+        raise _input_error(f"'{args.task}': name a task as DOMAIN/TASK (gripper/p02)")
+    domain, task = args.task.split("/", 1)
+    config = _config(args)
+    cfg = settings(config.get("acpbench") or {})
+    seed = cfg["seed"] if args.seed is None else args.seed
+    skipped = Skipped()
+    try:
+        suite_dir = _suite_domain(config, domain, Path(config.get("results", "results")))
+        found = questions(suite_dir, domain, [args.qtype], [args.form], None, args.state + 1,
+                          seed, only=task, skipped=skipped)
+    except (QuestionError, CurriculumError, ValueError, FileNotFoundError) as e:
+        raise _input_error(str(e)) from None
+    found = [q for q in found if q.state == f"s{args.state}"]
+    if not found:
+        why = "; ".join(r for (_, _, _, r) in skipped.counts) or "no such state"
+        raise _input_error(f"{args.task}: no {args.qtype} {args.form} question on state "
+                           f"s{args.state} ({why})")
+    q = found[0]
+    print(f"== {q.type} {q.form} {q.id} (seed {seed}) ==\n")
+    print(q.prompt)
+    print("\n== proven truth ==")
+    print(json.dumps({k: v for k, v in q.truth.items() if k != "facts"}, indent=1))
+    print("\n== an answer that scores full marks ==")
+    print(q.oracle)
     return 0

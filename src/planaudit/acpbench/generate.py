@@ -28,7 +28,7 @@ from pathlib import Path
 from planaudit.acpbench.questions import FORMS, GEN_KIND, LABELS, TYPES, Question, check_types
 from planaudit.acpbench.read import normal_fact
 from planaudit.curriculum.world import Instance, World, load_instances, load_world
-from planaudit.formal.ground import Task
+from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.reachable import UNREACHABLE, Graph, explore
 from planaudit.formal.space import ground_actions, ground_atoms
 from planaudit.formal.task import State, conjuncts
@@ -127,7 +127,7 @@ class StateQuestions:
         words = name.strip("()").split()
         try:
             return self.task.operator(words[0], tuple(words[1:]))
-        except Exception:  # noqa: BLE001 - a grounding the task refuses applies nowhere
+        except GroundingError:  # a grounding the task refuses applies nowhere
             return None
 
     def holds(self, i: int, state: State | None = None) -> bool:
@@ -264,8 +264,8 @@ class StateQuestions:
         if form == "gen":
             lines = [f"added: {self.fact_text(a)}" for a in pos] + \
                     [f"deleted: {self.fact_text(a)}" for a in neg]
-            wrong = lines[:-1] if len(lines) > 1 else lines + [
-                f"added: {self.fact_text(false_after[0])}"]
+            wrong = lines[:-1] if len(lines) > 1 else [
+                *lines, f"added: {self.fact_text(false_after[0])}"]
             return self.question("prog", form, f"{lead} Which facts does it make true that are "
                                  "false now, and which facts does it make false that are true now?",
                                  {"action": name, "pos": pos, "neg": neg, "facts": self.facts},

@@ -185,22 +185,22 @@ def _mentioning(task: Task, objects: set[str]) -> int:
     return mask
 
 
-def _valid(task: Task, steps) -> bool:
+def valid_plan(task: Task, steps) -> bool:
     first, state, _ = _run(task, steps)
     return first is None and task.goal_holds(state)
 
 
 def just(item: Item, task: Task) -> Gold:
     steps = plan_steps(item.question)
-    notes = [] if _valid(task, steps) else ["the given plan is not a plan from this state"]
+    notes = [] if valid_plan(task, steps) else ["the given plan is not a plan from this state"]
     options = []
     for i in range(len(steps)):
-        if _valid(task, steps[:i] + steps[i + 1:]):
+        if valid_plan(task, steps[:i] + steps[i + 1:]):
             # ACPBench names a single removal by its action and that action's occurrence
             # (1-based) in the plan, not by its position
             options.append([format_step(steps[i]), str(steps[:i + 1].count(steps[i]))])
     for i in range(len(steps) - 1):
-        if _valid(task, steps[:i] + steps[i + 2:]):
+        if valid_plan(task, steps[:i] + steps[i + 2:]):
             options.append([format_step(steps[i]), format_step(steps[i + 1]), "-1"])
     return Gold(options, notes=notes)
 

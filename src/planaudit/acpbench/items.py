@@ -37,6 +37,7 @@ class Item:
     domain: str  # PDDL text
     problem: str  # PDDL text; its :init is the state asked about
     answer: object  # the file's answer: only agree.py reads it
+    context: str = ""  # the domain and state in words, as the file poses them
 
     def planning_task(self) -> Task:
         """A fresh task (its own operator cache) for this item's PDDL."""
@@ -65,7 +66,8 @@ def read_items(path: str | Path) -> list[Item]:
             group = row["group"]
             task = TASKS[group]
             items.append(Item(str(row["id"]), task, row["question"], row["PDDL_domain"],
-                              row["PDDL_problem"], row.get("answer")))
+                              row["PDDL_problem"], row.get("answer"),
+                              str(row.get("context", ""))))
         except (KeyError, TypeError) as e:
             raise ItemsError(f"{path}: item {n}: not an ACPBench gen item ({e})") from e
     return items

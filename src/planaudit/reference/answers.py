@@ -71,6 +71,8 @@ def answer(variant: str, meta: dict) -> str:
         return "Lesson: write every action exactly as the task description lists it."
     if purpose == "curriculum":
         return curriculum_answer(variant, meta)
+    if purpose == "acpbench":
+        return acpbench_answer(variant, meta)
     if purpose != "final":
         return "Noted. (reference model: no reasoning of its own)"
     folder = Path(meta["task_dir"])
@@ -106,6 +108,20 @@ def curriculum_answer(variant: str, meta: dict) -> str:
     if kind == "verdict" and rng.random() < float(faults.get("flip_verdict", 0.0)):
         return meta["wrong"]
     return text
+
+
+def acpbench_answer(variant: str, meta: dict) -> str:
+    """An ACPBench question: the shard puts the answer that scores full marks in
+    `answer` and a readable wrong one in `wrong`; the oracle says the first, the flawed
+    model the second at its `wrong_answer` rate."""
+    if variant == "oracle":
+        return meta["answer"]
+    if variant != "flawed":
+        raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
+    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
+    if rng.random() < float(meta.get("faults", {}).get("wrong_answer", 0.0)):
+        return meta["wrong"]
+    return meta["answer"]
 
 
 def _flawed_answer(folder: Path, truth: dict, meta: dict) -> str:

@@ -361,6 +361,10 @@ def reply(meta: dict, messages: list[dict]) -> str:
         from planaudit.reference.answers import curriculum_answer
 
         return curriculum_answer("flawed", meta)
+    if purpose == "acpbench":  # nor here
+        from planaudit.reference.answers import acpbench_answer
+
+        return acpbench_answer("flawed", meta)
     cal = calibrator(meta)
     if purpose == "critique":
         return critique(cal, messages)
