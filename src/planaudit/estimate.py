@@ -179,6 +179,7 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
             label = method + (f"+{setting}" if setting and setting != "none" else "")
             rows.append(Estimate(cfg.name, label, regime, len(briefs), calls, tin, tout, usd))
         rows += _curriculum(config, cfg, suite_dir, out_tokens, counter)
+        rows += _acpbench(config, cfg, suite_dir, out_tokens, counter)
     return rows
 
 
@@ -196,6 +197,14 @@ def _usd(cfg, tin: int, tout: int) -> float:
         return float("nan")
 
 
+def _default_domains(config: dict, suite_dir: Path) -> list[str]:
+    """The suite domains a regime runs on when its section lists none (as the workflow)."""
+    selection = (config.get("suite") or {}).get("tasks")
+    if selection is not None:  # the workflow's default: the domains the selection names
+        return list(dict.fromkeys(p.partition("/")[0] for p in selection))
+    return sorted(p.name for p in suite_dir.iterdir() if p.is_dir()) if suite_dir.is_dir() else []
+
+
 def _curriculum(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -> list[Estimate]:
     """The curriculum's calls: one per case, its prompt as generated, the reply assumed."""
     section = config.get("curriculum") or {}
@@ -204,12 +213,7 @@ def _curriculum(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -
     from planaudit.curriculum.shard import domain_cases, settings
 
     selection = (config.get("suite") or {}).get("tasks")
-    if selection is not None:  # the workflow's default: the domains the selection names
-        default = list(dict.fromkeys(p.partition("/")[0] for p in selection))
-    else:
-        default = (sorted(p.name for p in suite_dir.iterdir() if p.is_dir())
-                   if suite_dir.is_dir() else [])
-    entries = section.get("domains") or default
+    entries = section.get("domains") or _default_domains(config, suite_dir)
     rows = []
     for test in section["tests"]:
         found = [c for e in entries
@@ -218,6 +222,25 @@ def _curriculum(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -
         tin = sum(counter([{"role": "user", "content": c.prompt}]) for c in found)
         tout = len(found) * int(out_tokens.get("final", DEFAULT_OUTPUT_TOKENS["final"]))
         rows.append(Estimate(cfg.name, test, "curriculum", len(found), len(found), tin, tout,
+                             _usd(cfg, tin, tout)))
+    return rows
+
+
+def _acpbench(config: dict, cfg, suite_dir: Path, out_tokens: dict, counter) -> list[Estimate]:
+    """ACPBench's calls: one per question, its prompt as generated, the reply assumed."""
+    section = config.get("acpbench") or {}
+    if not section.get("types"):
+        return []
+    from planaudit.acpbench.shard import job_questions
+
+    section = {**section, "domains": section.get("domains") or _default_domains(config, suite_dir)}
+    selection = (config.get("suite") or {}).get("tasks")
+    rows = []
+    for qtype in section["types"]:
+        found = job_questions(section, qtype, suite_dir, selection)
+        tin = sum(counter([{"role": "user", "content": q.prompt}]) for q in found)
+        tout = len(found) * int(out_tokens.get("final", DEFAULT_OUTPUT_TOKENS["final"]))
+        rows.append(Estimate(cfg.name, qtype, "acpbench", len(found), len(found), tin, tout,
                              _usd(cfg, tin, tout)))
     return rows
 

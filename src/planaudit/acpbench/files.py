@@ -16,6 +16,7 @@ from planaudit.acpbench.generate import answer_format
 from planaudit.acpbench.gold import gold, plan_steps, valid_plan
 from planaudit.acpbench.items import read_items
 from planaudit.acpbench.questions import GEN_KIND, Question, QuestionError
+from planaudit.acpbench.read import normal_fact
 from planaudit.formal.plan import format_step
 from planaudit.formal.space import Unsupported
 
@@ -63,6 +64,11 @@ def _block(lines: list[str]) -> str:
     return "```\n" + "\n".join(lines) + ("\n" if lines else "") + "```"
 
 
+def _paren(name: str) -> str:
+    """An atom or action as the reader gives it back: `(pred arg ...)`, lower case."""
+    return normal_fact(name if name.startswith("(") else f"({name})")
+
+
 def _truth(item, answer) -> tuple[dict, list[str], list[str]]:
     """(the truth in the scorer's terms, an answer that scores full marks, a wrong one)."""
     t = item.task
@@ -77,6 +83,7 @@ def _truth(item, answer) -> tuple[dict, list[str], list[str]]:
                 [str(answer + 2) if answer >= 0 else "1"])
     if t in ("reach", "areach"):
         what = "fact" if t == "reach" else "action"
+        answer = [_paren(a) for a in answer]
         return ({"what": what, "gold": answer, "none_ok": True, "facts": None},
                 [answer[0] if answer else "none"], ["none"] if answer else ["(none-such)"])
     if t == "land":
