@@ -114,7 +114,7 @@ async def _run(config: dict, model: str, qtype: str, work: list[Question], trans
         row = make_row(q, j, call, base, call.error)
         folder = transcripts / q.domain
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{q.task}_{q.state}_{q.form}.jsonl".replace("/", "_")
+        name = f"{q.type}_{q.task}_{q.state}_{q.form}.jsonl".replace("/", "_")
         atomic.write_text(folder / name,
                           json.dumps({"purpose": "acpbench", "messages": messages,
                                       "call": call.to_json()}) + "\n"

@@ -1,0 +1,342 @@
+"""ACPBench's questions generated on the built-in suite (the eight types in three forms),
+their gold answers checked against an independent proof, the reading and judging rules,
+ACPBench's own files as a source, and the regime in the pipeline (shard, schema, config,
+workflow, estimate, `acpbench show`, the real litellm path)."""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from planaudit.acpbench.generate import Skipped, StateQuestions, draw_state, questions
+from planaudit.acpbench.gold import gold
+from planaudit.acpbench.items import Item
+from planaudit.acpbench.questions import FORMS, TYPES, Question
+from planaudit.acpbench.read import Unreadable, read_bool, read_choice
+from planaudit.acpbench.score import judge
+from planaudit.curriculum.world import load_instances, load_world
+from planaudit.formal import write
+from planaudit.formal.reachable import explore
+from tests.conftest import ROOT, SUITE_DOMAINS, snakemake
+from tests.test_curriculum import suite  # noqa: F401 - the prepared p01-p04 fixture
+
+ACPBENCH = ROOT.parent / "shared" / "acpbench" / "dataset"
+needs_acpbench = pytest.mark.skipif(not ACPBENCH.is_dir(), reason="needs ../shared/acpbench")
+
+
+@pytest.fixture(scope="module")
+def posed(suite):  # noqa: F811
+    out, skipped = {}, Skipped()
+    for domain in SUITE_DOMAINS:
+        out[domain] = questions(suite, domain, TYPES, FORMS, tasks=2, states=2, seed=0,
+                                skipped=skipped)
+    return out, skipped
+
+
+def test_every_type_and_form_is_posed_on_every_builtin_domain(posed):
+    found, skipped = posed
+    assert not skipped.counts, skipped.counts
+    for domain, qs in found.items():
+        kinds = collections.Counter((q.type, q.form) for q in qs)
+        # 2 tasks x 2 states, each asked every type in every form
+        assert kinds == {(t, f): 4 for t in TYPES for f in FORMS}, domain
+        assert {q.source for q in qs} == {"suite"}
+
+
+def test_the_oracle_answer_scores_full_marks_and_the_wrong_one_does_not(posed):
+    for qs in posed[0].values():
+        for q in qs:
+            assert judge(q, q.oracle).correct, (q.id, q.type, q.form, judge(q, q.oracle))
+            j = judge(q, q.wrong)
+            assert not j.correct and j.verdict == "wrong", (q.id, q.type, q.form, j)
+
+
+def test_prompts_show_obfuscated_names_and_no_pddl(posed, suite):  # noqa: F811
+    for domain in ("blocksworld", "gripper", "logistics"):  # obfuscated by the default config
+        hidden = set()
+        for names in (suite / domain).glob("*/names.json"):
+            hidden |= {k for k, v in json.loads(names.read_text()).items() if k != v}
+        for q in posed[0][domain]:
+            assert "(define" not in q.prompt and ":precondition" not in q.prompt
+            objects = q.prompt.split("\nObjects:\n")[1].split("\n\n")[0]
+            shown = {w.strip(",") for line in objects.splitlines() for w in line.split()[2:]}
+            asked = q.prompt.split("The goal (all of these")[1]  # the question and choices
+            shown |= {w for g in re.findall(r"\(([^()]*)\)", asked) for w in g.split()[1:]}
+            assert hidden and not shown & hidden, (q.id, shown & hidden)
+
+
+def _state_item(sq: StateQuestions, question: str = "") -> Item:
+    """The question's state as an ACPBench item: the problem with that state as :init."""
+    problem = write.problem(sq.world.state_problem(sq.task, sq.state))
+    domain = write.domain(sq.task.domain)
+    return Item("x", "app", question, domain, problem, None)
+
+
+# gold.py explores plain STRIPS only (hospital has disjunctive preconditions, loadbalancing
+# numbers: their answers have the state graph alone)
+STRIPS = ("blocksworld", "gripper", "logistics")
+
+
+@pytest.mark.parametrize("domain", STRIPS)
+def test_gold_answers_agree_with_the_independent_bitset_proof(suite, domain):  # noqa: F811
+    """The state-graph answers (formal/reachable.py) against gold.py's searches
+    (formal/space.py: bitset breadth-first search, A* with LM-cut), on the same states."""
+    from planaudit.acpbench import gold as g
+
+    checked = 0
+    for inst in load_instances(suite, domain)[:2]:
+        world = load_world(inst)
+        for k in range(2):
+            state = draw_state(inst, k, 0)
+            sq = StateQuestions(world, inst, f"s{k}", state, explore(inst.task, state), 0)
+            item = _state_item(sq)
+            task = item.planning_task()
+            mine = {t: sq.pose(t, "gen").truth for t in ("app", "reach", "areach", "land",
+                                                          "nexta")}
+            assert sorted(mine["app"]["gold"]) == g.app(item, task).answer
+            assert sorted(mine["reach"]["gold"]) == sorted(
+                f"({a})" for a in g.reach(item, task).answer)
+            assert sorted(mine["areach"]["gold"]) == g.areach(item, task).answer
+            assert sorted(mine["land"]["gold"]) == sorted(g.land(item, task).answer["yes"])
+            nexta = g.nexta(item, task).answer
+            assert sorted(mine["nexta"]["gold"]) == sorted(nexta["yes"])
+            assert int(nexta["opt"]) == sq.graph.distance[0]
+            checked += 1
+    assert checked == 4
+
+
+def test_multiple_choice_has_exactly_one_right_choice_by_simulation(posed, suite):  # noqa: F811
+    """app and prog choices checked by applying the actions, apart from the generator."""
+    for domain, qs in posed[0].items():
+        instances = load_instances(suite, domain)
+        for q in qs:
+            if q.form != "mcq" or q.type not in ("app", "prog"):
+                continue
+            assert 2 <= len(q.truth["choices"]) <= 4
+            inst = next(i for i in instances if i.id == q.task)
+            state = draw_state(inst, int(q.state[1:]), 0)
+            task = inst.task
+            right = []
+            for label, text in q.truth["choices"].items():
+                if text == "none of the other choices":
+                    continue
+                if q.type == "app":
+                    words = text.strip("()").split()
+                    ok = task.operator(words[0], tuple(words[1:])).applicable(state)
+                else:
+                    action = q.prompt.split("Suppose the action ")[1].split(" is performed")[0]
+                    words = action.strip("()").split()
+                    after = task.operator(words[0], tuple(words[1:])).apply(state)
+                    ok = any(load_world(inst).atom_sentence(*task.atoms[i]) == text
+                             for i in range(len(task.atoms)) if after[0] >> i & 1)
+                if ok:
+                    right.append(label)
+            if not right:  # "none of the other choices" is the right one
+                assert q.truth["choices"][q.truth["answer"]] == "none of the other choices"
+            else:
+                assert right == [q.truth["answer"]], (q.id, q.type, right)
+
+
+def test_same_seed_same_questions_another_seed_others(suite):  # noqa: F811
+    a = questions(suite, "gripper", ["val", "just"], ["gen"], 2, 2, seed=0)
+    b = questions(suite, "gripper", ["val", "just"], ["gen"], 2, 2, seed=0)
+    c = questions(suite, "gripper", ["val", "just"], ["gen"], 2, 2, seed=1)
+    assert [q.prompt for q in a] == [q.prompt for q in b]
+    assert [q.prompt for q in a] != [q.prompt for q in c]
+
+
+def test_reading_rules_for_yes_no_and_choices():
+    assert read_bool("Let me think. Yes, it applies.\nAnswer: Yes") == "yes"
+    assert read_bool("**Answer:** no.") == "no"
+    assert read_bool(" yes ") == "yes"  # a reply that is nothing but yes
+    for bad in ("I believe yes, the action applies.", "Answer: maybe", ""):
+        with pytest.raises(Unreadable):
+            read_bool(bad)
+    choices = {"A": "(pick b1 r1 g1)", "B": "(drop b1 r2 g1)"}
+    assert read_choice("Answer: B", choices) == "B"
+    assert read_choice("answer: (a)", choices) == "A"
+    assert read_choice("Answer: (Drop b1  r2 g1)", choices) == "B"  # by its text
+    for bad in ("B", "Answer: E", "Answer: (move r1 r2)"):
+        with pytest.raises(Unreadable):
+            read_choice(bad, choices)
+
+
+def _gen(posed, qtype, domain="gripper") -> Question:
+    return next(q for q in posed[0][domain] if q.type == qtype and q.form == "gen")
+
+
+def test_generative_answers_are_judged_by_semantics_not_string(posed):
+    app = _gen(posed, "app")
+    shuffled = "```\n" + "\n".join(reversed(app.truth["gold"])) + "\n```"
+    assert judge(app, shuffled).correct  # a set: order carries no meaning
+    bare = "```\n" + "\n".join(a.strip("()") for a in app.truth["gold"]) + "\n```"
+    assert judge(app, bare).correct  # actions in any form the plan contract reads
+    land = next(q for qs in posed[0].values() for q in qs
+                if q.type == "land" and q.form == "gen" and len(q.truth["gold"]) > 1)
+    for name in land.truth["gold"]:  # any landmark counts, as its PDDL atom or its sentence
+        assert judge(land, f"```\n{name}\n```").correct
+    nexta = _gen(posed, "nexta")
+    assert judge(nexta, "```\nnone\n```").verdict == "wrong"  # the goal is ahead
+    prog = _gen(posed, "prog")
+    assert judge(prog, "```\nbecomes: something\n```").verdict == "unreadable"
+    assert judge(prog, "```\nadded: the moon is blue\n```").verdict == "unreadable"
+    just = _gen(posed, "just")
+    plan = just.truth["plan"]
+    assert judge(just, "```\n" + "\n".join(plan) + "\n```").detail == \
+        "the plan was given back unshortened"
+    val = _gen(posed, "val")
+    assert judge(val, "```\nstep one\n```").verdict == "unreadable"
+
+
+@needs_acpbench
+def test_acpbench_files_are_asked_with_gold_by_proof_never_the_files_answer(tmp_path):
+    from planaudit.acpbench.files import item_questions
+
+    # the same items with every answer replaced: the questions and truths do not change
+    src = json.loads((ACPBENCH / "land" / "dev.gen.json").read_text())
+    (tmp_path / "land").mkdir()
+    (tmp_path / "land" / "dev.gen.json").write_text(json.dumps(
+        [{**it, "answer": {"yes": [], "no": []}} for it in src]))
+    skipped: dict = {}
+    theirs = item_questions({"root": str(ACPBENCH), "split": "dev"}, "land", 8, skipped)
+    blanked = item_questions({"root": str(tmp_path), "split": "dev"}, "land", 8, {})
+    assert [q.truth for q in theirs] == [q.truth for q in blanked] and len(theirs) == 8
+    for q in theirs:
+        assert q.source == "acpbench" and q.form == "gen" and judge(q, q.oracle).correct
+        assert not judge(q, q.wrong).correct
+    item = next(Item(str(it["id"]), "land", it["question"], it["PDDL_domain"],
+                     it["PDDL_problem"], None) for it in src if str(it["id"]) == theirs[0].task)
+    assert sorted(theirs[0].truth["gold"]) == sorted(gold(item).answer["yes"])
+
+
+def _config(tmp_path, **acp) -> dict:
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["cache"] = str(tmp_path / "cache")
+    config["acpbench"] = {"types": list(TYPES), "forms": list(FORMS), "tasks": 1, "states": 2,
+                          **acp}
+    return config
+
+
+def test_shard_rows_pass_the_schema_the_oracle_scores_all_and_flawed_less(suite, tmp_path):  # noqa: F811
+    from planaudit.acpbench.shard import run_acpbench_shard
+    from planaudit.analysis.collect import collect, default_schema, load_schema
+
+    config = _config(tmp_path, domains=["gripper", "loadbalancing"])
+    shards = []
+    for model in ("oracle", "flawed"):
+        for qtype in ("app", "just", "nexta"):
+            out = tmp_path / model / f"{qtype}.parquet"
+            run_acpbench_shard(config, model, qtype, suite, str(out), str(tmp_path / "tr" / model))
+            shards.append(out)
+    frame = collect(shards, load_schema(default_schema()))
+    # 2 models x 3 types x 2 domains x 1 task x 2 states x 3 forms
+    assert frame.height == 72 and set(frame["regime"]) == {"acpbench"}
+    assert set(frame["form"]) == set(FORMS) and frame["reference"].all()
+    oracle = frame.filter(pl.col("model") == "oracle")
+    flawed = frame.filter(pl.col("model") == "flawed")
+    assert oracle["success"].all() and set(oracle["verdict"]) == {"correct"}
+    assert 0 < flawed["success"].sum() < flawed.height
+    assert set(flawed.filter(~pl.col("success"))["outcome"]) == {"wrong-answer"}
+    assert len(list((tmp_path / "tr" / "oracle" / "gripper").glob("*.jsonl"))) == 18
+
+
+def test_a_real_models_replies_through_litellm_are_read_and_a_cut_is_flagged(suite, tmp_path):  # noqa: F811
+    from planaudit.acpbench.shard import run_acpbench_shard
+    from tests.fake_openai import FakeOpenAI, reply
+
+    cut = reply("Let me check each action in turn. The first", 200, 16)
+    cut["body"]["choices"][0]["finish_reason"] = "length"
+    config = _config(tmp_path, domains=["gripper"], forms=["bool"], states=1)
+    with FakeOpenAI([cut, reply("**Answer:** yes")]) as srv:
+        config["models"] = [{"name": "fake", "model": "openai/fake", "api_base": srv.api_base,
+                             "api_key_env": "none", "max_concurrency": 1}]
+        frame, _ = run_acpbench_shard(config, "fake", "app", suite, str(tmp_path / "r.parquet"),
+                                      str(tmp_path / "tr"))
+    assert frame.height == 1
+    row = frame.to_dicts()[0]
+    assert row["outcome"] == "malformed" and row["truncated"] is True
+    assert "Answer: yes" in row["contract_breach"] and row["reference"] is False
+
+
+def test_bad_acpbench_config_is_refused_naming_the_field(tmp_path):
+    from planaudit.config import ConfigError, load_config
+
+    for body, field in {"types: [apps]": "acpbench.types",
+                        "types: [app]\n  forms: [yesno]": "acpbench.forms",
+                        "types: [app]\n  domains: [{split: dev}]": "acpbench.domains",
+                        "types: [app]\n  states: 0": "acpbench.states"}.items():
+        path = tmp_path / "bad.yaml"
+        path.write_text(f"acpbench:\n  {body}\n")
+        with pytest.raises(ConfigError) as err:
+            load_config(path)
+        assert field in str(err.value) and "bad.yaml" in str(err.value), (body, err.value)
+
+
+def test_estimate_counts_one_call_per_question(suite, tmp_path):  # noqa: F811
+    from planaudit.estimate import estimate
+
+    config = _config(tmp_path, domains=["gripper"], types=["app", "land"])
+    config.update(offline={"methods": []}, online={"methods": []}, curriculum={})
+    rows = estimate(config, suite)
+    assert [(r.model, r.regime, r.method, r.calls) for r in rows] == [
+        (m, "acpbench", t, 6) for m in ("oracle", "flawed", "responsive") for t in ("app", "land")]
+    assert all(r.input_tokens > 0 and r.usd == 0.0 for r in rows)
+
+
+def test_acpbench_show_prints_one_question_its_truth_and_a_full_marks_answer(
+        suite, monkeypatch, capsys):  # noqa: F811
+    from planaudit.cli import main
+    from planaudit.curriculum import commands
+
+    monkeypatch.setattr(commands, "_suite_domain", lambda config, domain, results: suite)
+    assert main(["acpbench", "show", "app", "gripper/p02", "--form", "mcq"]) == 0
+    out = capsys.readouterr().out
+    assert "== app mcq gripper/p02/s0 (seed 0) ==" in out and "A. (" in out
+    assert '"kind": "mcq"' in out and "Answer: " in out.split("full marks ==")[1]
+    assert main(["acpbench", "show", "app", "gripper/p77"]) == 2
+    assert "no solvable prepared task 'p77'" in capsys.readouterr().err
+
+
+def _workflow_config(tmp: Path, **acp) -> Path:
+    from tests.test_workflow import make_suite
+
+    root = tmp / "domains"
+    if not root.exists():
+        make_suite(tmp, {"p01": "solvable", "p02": "solvable"})
+    cfg = {
+        "results": str(tmp / "results"), "cache": str(tmp / "cache"),
+        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"],
+                  "obfuscate": ["blocksworld"], "seed": 3},
+        "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
+                  "external": False},
+        "offline": {"methods": []}, "online": {"methods": []},
+        "models": [{"name": "oracle", "model": "reference/oracle", "family": "reference",
+                    "tier": "reference"}],
+        "acpbench": {"types": ["app", "land"], "tasks": 1, "states": 1, **acp},
+    }
+    path = tmp / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_workflow_runs_one_job_per_model_and_type_and_refuses_an_unknown_domain(tmp_path):
+    cfg = _workflow_config(tmp_path)
+    res = tmp_path / "results"
+    shards = [str(res / "episodes" / "acpbench" / "oracle" / f"{t}.parquet") for t in ("app", "land")]
+    done = snakemake(cfg, *shards, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (done.stdout + done.stderr).count("rule acpbench_oracle:") == 2
+    rows = pl.concat([pl.read_parquet(s) for s in shards])
+    assert rows.height == 6 and rows["success"].all()  # 2 types x 1 state x 3 forms
+    again = snakemake(cfg, "-n", *shards, timeout=600)
+    assert "rule acpbench_oracle" not in again.stdout + again.stderr
+    _workflow_config(tmp_path, domains=["gripper"])
+    dry = snakemake(cfg, "-n", timeout=600)
+    assert dry.returncode != 0
+    assert "acpbench.domains: 'gripper' is not a domain of the suite" in dry.stderr + dry.stdout
