@@ -71,6 +71,15 @@ def test_prompts_show_obfuscated_names_and_no_pddl(posed, suite):  # noqa: F811
             assert hidden and not shown & hidden, (q.id, shown & hidden)
 
 
+def _state_of(inst, k: int):
+    """State k of a task as `questions` draws it (each avoiding the ones before)."""
+    drawn: set = set()
+    for n in range(k + 1):
+        state = draw_state(inst, n, 0, frozenset(drawn))
+        drawn.add(state)
+    return state
+
+
 def _state_item(sq: StateQuestions, question: str = "") -> Item:
     """The question's state as an ACPBench item: the problem with that state as :init."""
     problem = write.problem(sq.world.state_problem(sq.task, sq.state))
@@ -92,8 +101,10 @@ def test_gold_answers_agree_with_the_independent_bitset_proof(suite, domain):  #
     checked = 0
     for inst in load_instances(suite, domain)[:2]:
         world = load_world(inst)
+        drawn: set = set()
         for k in range(2):
-            state = draw_state(inst, k, 0)
+            state = draw_state(inst, k, 0, frozenset(drawn))
+            drawn.add(state)
             sq = StateQuestions(world, inst, f"s{k}", state, explore(inst.task, state), 0)
             item = _state_item(sq)
             task = item.planning_task()
@@ -120,7 +131,7 @@ def test_multiple_choice_has_exactly_one_right_choice_by_simulation(posed, suite
                 continue
             assert 2 <= len(q.truth["choices"]) <= 4
             inst = next(i for i in instances if i.id == q.task)
-            state = draw_state(inst, int(q.state[1:]), 0)
+            state = _state_of(inst, int(q.state[1:]))
             task = inst.task
             right = []
             for label, text in q.truth["choices"].items():
@@ -149,6 +160,11 @@ def test_same_seed_same_questions_another_seed_others(suite):  # noqa: F811
     c = questions(suite, "gripper", ["val", "just"], ["gen"], 2, 2, seed=1)
     assert [q.prompt for q in a] == [q.prompt for q in b]
     assert [q.prompt for q in a] != [q.prompt for q in c]
+    # a task's states are drawn apart where it has others: s0 and s1 of every task differ
+    for task in ("p01", "p02"):
+        s0, s1 = (next(q for q in a if q.task == task and q.state == k) for k in ("s0", "s1"))
+        state = [q.prompt.split("The current state")[1].split("The goal")[0] for q in (s0, s1)]
+        assert state[0] != state[1], task
 
 
 def test_reading_rules_for_yes_no_and_choices():

@@ -464,13 +464,16 @@ def _walk(task: Task, graph_ops, state: State, rng: random.Random, n: int) -> St
     return state
 
 
-def draw_state(inst: Instance, k: int, seed: int) -> State | None:
+def draw_state(inst: Instance, k: int, seed: int, avoid: frozenset = frozenset()) -> State | None:
     """State k of a task: a random walk (even k) or an optimal-plan prefix (odd k), with
-    the goal still ahead; None if twenty draws find none."""
+    the goal still ahead and, where twenty draws find one, none of the states `avoid`
+    (those drawn before: a tiny task may have no other); None if no draw has the goal
+    ahead."""
     task = inst.task
     rng = random.Random(f"{seed}:{inst.domain}:{inst.id}:s{k}")
     plan = [task.operator(*s) for s in inst.steps]
     ops = task.all_operators()
+    fallback = None
     for _ in range(20):
         if k % 2:
             state = task.init
@@ -481,8 +484,10 @@ def draw_state(inst: Instance, k: int, seed: int) -> State | None:
         if not task.goal_holds(state):
             graph = explore(task, state, 2_000)
             if not graph.complete or graph.distance[0] != UNREACHABLE:
-                return state
-    return None
+                if state not in avoid:
+                    return state
+                fallback = fallback or state
+    return fallback
 
 
 def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
@@ -507,9 +512,11 @@ def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
     out: list[Question] = []
     world = load_world(instances[0]) if instances else None
     for inst in instances:
+        drawn: set = set()
         for k in range(states):
             label = f"s{k}"
-            state = draw_state(inst, k, seed)
+            state = draw_state(inst, k, seed, frozenset(drawn))
+            drawn.add(state)
             if state is None:
                 for t in types:
                     for f in forms:
