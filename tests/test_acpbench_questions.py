@@ -14,13 +14,19 @@ import polars as pl
 import pytest
 import yaml
 
-from planaudit.acpbench.generate import Skipped, StateQuestions, draw_state, questions
+from planaudit.acpbench.generate import (
+    Skipped,
+    StateQuestions,
+    draw_state,
+    load_world,
+    questions,
+)
 from planaudit.acpbench.gold import gold
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.questions import FORMS, TYPES, Question
 from planaudit.acpbench.read import Unreadable, read_bool, read_choice
 from planaudit.acpbench.score import judge
-from planaudit.curriculum.world import load_instances, load_world
+from planaudit.curriculum.world import load_instances
 from planaudit.formal import write
 from planaudit.formal.reachable import explore
 from tests.conftest import ROOT, SUITE_DOMAINS, snakemake
@@ -100,12 +106,12 @@ def test_gold_answers_agree_with_the_independent_bitset_proof(suite, domain):  #
 
     checked = 0
     for inst in load_instances(suite, domain)[:2]:
-        world = load_world(inst)
+        world, brief = load_world(inst)
         drawn: set = set()
         for k in range(2):
             state = draw_state(inst, k, 0, frozenset(drawn))
             drawn.add(state)
-            sq = StateQuestions(world, inst, f"s{k}", state, explore(inst.task, state), 0)
+            sq = StateQuestions(world, inst, f"s{k}", state, explore(inst.task, state), 0, brief)
             item = _state_item(sq)
             task = item.planning_task()
             mine = {t: sq.pose(t, "gen").truth for t in ("app", "reach", "areach", "land",
@@ -144,7 +150,7 @@ def test_multiple_choice_has_exactly_one_right_choice_by_simulation(posed, suite
                     action = q.prompt.split("Suppose the action ")[1].split(" is performed")[0]
                     words = action.strip("()").split()
                     after = task.operator(words[0], tuple(words[1:])).apply(state)
-                    ok = any(load_world(inst).atom_sentence(*task.atoms[i]) == text
+                    ok = any(load_world(inst)[0].atom_sentence(*task.atoms[i]) == text
                              for i in range(len(task.atoms)) if after[0] >> i & 1)
                 if ok:
                     right.append(label)
@@ -152,6 +158,27 @@ def test_multiple_choice_has_exactly_one_right_choice_by_simulation(posed, suite
                 assert q.truth["choices"][q.truth["answer"]] == "none of the other choices"
             else:
                 assert right == [q.truth["answer"]], (q.id, q.type, right)
+
+
+def test_a_domain_described_from_pddl_alone_gets_its_questions_in_generic_words(tmp_path):
+    """suite.description: generic (or a user's domain without nl.yaml): the questions are
+    rendered from the PDDL alone, as its briefs are."""
+    from planaudit.formal.truth import Limits
+    from planaudit.suite.catalog import load_domain_tasks
+    from planaudit.suite.prepare import prepare
+    from planaudit.suite.records import make_truth
+    from tests.conftest import DOMAINS
+
+    for entry in load_domain_tasks(DOMAINS, "gripper"):
+        if entry.id in ("p01", "p02"):
+            folder = tmp_path / "gripper" / entry.id
+            prepare(entry, folder, True, 0, description="generic")
+            make_truth(entry, folder, Limits(bfs_states=10_000, astar_seconds=5, external=False))
+    qs = questions(tmp_path, "gripper", TYPES, FORMS, tasks=2, states=1)
+    assert len(qs) == 2 * 8 * 3
+    assert all("the robot is in room" not in q.prompt for q in qs)  # no nl.yaml sentence
+    assert all("the relation carry holds for ?b and ?g, in this order" in q.prompt for q in qs)
+    assert all(judge(q, q.oracle).correct and not judge(q, q.wrong).correct for q in qs)
 
 
 def test_same_seed_same_questions_another_seed_others(suite):  # noqa: F811

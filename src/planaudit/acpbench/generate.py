@@ -19,6 +19,7 @@ choices of which exactly one is right by that proof; a question that cannot be p
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,12 +28,15 @@ from pathlib import Path
 
 from planaudit.acpbench.questions import FORMS, GEN_KIND, LABELS, TYPES, Question, check_types
 from planaudit.acpbench.read import normal_fact
-from planaudit.curriculum.world import Instance, World, load_instances, load_world
+from planaudit.curriculum.world import Instance, World, load_instances
 from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.load import domain_at
 from planaudit.formal.reachable import UNREACHABLE, Graph, explore
 from planaudit.formal.space import ground_actions, ground_atoms
 from planaudit.formal.task import State, conjuncts
-from planaudit.suite.brief import domain_brief
+from planaudit.suite import brief as template_brief
+from planaudit.suite import generic
+from planaudit.suite.brief import load_templates
 from planaudit.suite.catalog import selects
 
 MAX_STATES = 50_000  # a question state's graph; past it only app, prog and val are asked
@@ -78,8 +82,9 @@ class StateQuestions:
     """Everything asked about one state of one task, proven on its state graph."""
 
     def __init__(self, world: World, inst: Instance, label: str, state: State, graph: Graph,
-                 seed: int):
+                 seed: int, brief=template_brief.domain_brief):
         self.world, self.inst, self.label, self.state, self.graph = world, inst, label, state, graph
+        self.brief = brief
         self.task: Task = inst.task
         self.seed = seed
 
@@ -141,7 +146,7 @@ class StateQuestions:
         by_type: dict[str, list[str]] = {}
         for name, types in {**w.domain.constants, **task.problem.objects}.items():
             by_type.setdefault(" or ".join(types), []).append(name)
-        lines = [domain_brief(w.domain, w.templates), "", "Objects:"]
+        lines = [self.brief(w.domain, w.templates), "", "Objects:"]
         lines += [f"- {ty}: {', '.join(sorted(ns))}" for ty, ns in sorted(by_type.items())]
         lines += ["", "The current state (every fact not listed here is false):"]
         lines += [f"- {s}" for s in w.state_sentences(task, self.state, dynamic_only=False)]
@@ -455,6 +460,19 @@ class StateQuestions:
         rng.shuffle(out)
         return out
 
+def load_world(inst: Instance) -> tuple[World, object]:
+    """A prepared domain's sentences and its domain brief: through its `nl.yaml` where the
+    brief was rendered from one, else from the PDDL alone (`suite.description: generic`, a
+    domain without templates), as the suite rendered it."""
+    brief = json.loads((inst.folder / "brief.json").read_text())
+    source = str(brief.get("source", ""))
+    domain_file = inst.folder / "domain.pddl"
+    if source.endswith("nl.yaml") and Path(source).is_file():
+        return World(domain_file, load_templates(source)), template_brief.domain_brief
+    world = World(domain_file, generic.templates(domain_at(domain_file)))
+    return world, generic.domain_brief
+
+
 def _walk(task: Task, graph_ops, state: State, rng: random.Random, n: int) -> State:
     for _ in range(n):
         ok = [op for op in graph_ops if op.applicable(state)]
@@ -510,7 +528,7 @@ def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
         instances = instances[:tasks]
     skipped = skipped if skipped is not None else Skipped()
     out: list[Question] = []
-    world = load_world(instances[0]) if instances else None
+    world, brief = load_world(instances[0]) if instances else (None, None)
     for inst in instances:
         drawn: set = set()
         for k in range(states):
@@ -523,7 +541,7 @@ def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
                         skipped.add(domain, t, f, "no state with the goal ahead")
                 continue
             sq = StateQuestions(world, inst, label, state, explore(inst.task, state, max_states),
-                                seed)
+                                seed, brief)
             for t in types:
                 for f in forms:
                     q = sq.pose(t, f)
