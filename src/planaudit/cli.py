@@ -567,13 +567,16 @@ def _read_episodes(path: str, needed: tuple[str, ...] = FIGURE_COLUMNS):
 
 
 def _without_curriculum(frame):
-    """The offline and online rows under the tasks' own names: figures and the design
-    section are drawn on them (the curriculum and the disguises have their own tables)."""
+    """The rows figures and the report read, under the tasks' own names: the offline and
+    online rows (every figure but ACPBench's and the design section are drawn on them),
+    and the ACPBench rows, for ACPBench's figure only (analysis.tables.main_rows and
+    acpbench_rows keep them apart there). The curriculum and the disguises have their own
+    tables."""
     import polars as pl
 
-    from planaudit.analysis.tables import undisguised
+    from planaudit.analysis.tables import ACPBENCH, MAIN_REGIMES, undisguised
 
-    return undisguised(frame.filter(pl.col("regime") != "curriculum"))
+    return undisguised(frame.filter(pl.col("regime").is_in([*MAIN_REGIMES, ACPBENCH])))
 
 
 def cmd_figures(args) -> int:

@@ -1,11 +1,15 @@
 # Figures and the standalone report, thin shells over `planaudit figures` and
-# `planaudit report`. Every figure is always written (a placeholder stating why when
-# the rows cannot support it), so the outputs below are the same for every config.
+# `planaudit report`. Every figure of FIGURES is always written (a placeholder stating
+# why when the rows cannot support it), so those outputs are the same for every config;
+# ACPBench's (ACPBENCH_FIGURES) are outputs exactly when the config runs ACPBench.
 # The figures carry their captions for `snakemake --report report.html`; the tables'
 # captions are ../report/table-<name>.rst, for the csv outputs of the tables rule.
 import json
 
-from planaudit.analysis.figures import FIGURES
+from planaudit.analysis.figures import ACPBENCH_FIGURES, FIGURES
+
+# ACPBench's figures are written only from ACPBench rows: outputs when the config runs it
+DRAWN = list(FIGURES) + (list(ACPBENCH_FIGURES) if ACPBENCH_SHARDS else [])
 
 
 report: "../report/workflow.rst"
@@ -25,9 +29,9 @@ rule figures:
                 caption=f"../report/figure-{name}.rst",
                 category="Figures",
             )
-            for name in FIGURES
+            for name in DRAWN
         ],
-        svg=[f"{FIGURE_DIR}/{name}.svg" for name in FIGURES],
+        svg=[f"{FIGURE_DIR}/{name}.svg" for name in DRAWN],
     params:
         out=lambda wc, output: Path(output.png[0]).parent,
         # the calibrator figure's intervals and decisions are the calibrator table's

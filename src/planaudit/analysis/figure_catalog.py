@@ -10,10 +10,26 @@ from dataclasses import dataclass
 import polars as pl
 
 from planaudit.analysis.tables import OK as COUNTED
+from planaudit.analysis.tables import acpbench_rows, main_rows
 
+# drawn from the offline and online rows (`tables.main_rows`), always written
 FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",
            "calibrator")
+# drawn from the ACPBench rows, and written only when the rows hold some (the workflow
+# declares them when the config runs ACPBench), so the other figures never change
+ACPBENCH_FIGURES = ("acpbench",)
 CAPTIONS = {
+    "acpbench": "ACPBench's atomic questions, one panel per model: the share of questions "
+                "answered correctly per question type (app applicable actions, val "
+                "validation, prog progression, reach reachable atoms, areach reachable "
+                "actions, just action justification, land landmarks, nexta the next action "
+                "towards the goal; all types pooled in the last row) and form (bool yes/no, "
+                "mcq multiple choice, gen generative), with its 95% bootstrap interval over "
+                "questions (seeded) and the number counted; darker is more accurate, hatched "
+                "cells have no counted "
+                "question. Every gold answer is proven by the formal core on the state graph; "
+                "an unreadable answer counts as wrong; error rows are left out. Reference "
+                "models are calibrators with privileged access to the answers, not LLMs.",
     "calibrator": "The positive control, reference/responsive (a reference, not an LLM): per "
                   "method, the measured effect on the score against the baseline (circle: "
                   "filled when the comparisons table finds it significant after Holm) with its "
@@ -107,9 +123,21 @@ SENSING_COLUMNS = ("n_epistemic", "n_ontic", "sensing_ratio")
 
 
 def why_not(name: str, frame: pl.DataFrame) -> str | None:
-    """Why the rows cannot support figure `name`, or None when they can."""
+    """Why the rows cannot support figure `name`, or None when they can. Each figure reads
+    its own regimes: the ACPBench figures the ACPBench rows, the others the offline and
+    online rows."""
     if frame.is_empty():
         return "no episode rows"
+    if name in ACPBENCH_FIGURES:
+        acp = acpbench_rows(frame)
+        if acp.is_empty():
+            return "no ACPBench episodes in these rows"
+        if acp.filter(COUNTED).is_empty():
+            return "no counted ACPBench question (every one is an error)"
+        return None
+    frame = main_rows(frame)
+    if frame.is_empty():
+        return "no offline or online episodes in these rows"
     if name == "success_cost" and frame.filter(COUNTED).is_empty():
         return "no counted episode (every episode is an error)"
     if name == "sensing":

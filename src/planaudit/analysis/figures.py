@@ -31,6 +31,7 @@ from matplotlib.patches import Patch, Rectangle
 # what the figures are and when the rows support them (importable without matplotlib)
 from planaudit import atomic
 from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
+    ACPBENCH_FIGURES,
     CAPTIONS,
     FIGURES,
     SENSING_COLUMNS,
@@ -40,10 +41,17 @@ from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
     in_both_regimes,
     why_not,
 )
+from planaudit.analysis.tables import (
+    ACPBENCH_ALL,
+    RATES,
+    acpbench_cells,
+    acpbench_rows,
+    calibrator_rows,
+    main_rows,
+)
 
 # one definition of each rate: the figures can never disagree with the tables
 from planaudit.analysis.tables import OK as COUNTED
-from planaudit.analysis.tables import RATES, calibrator_rows
 from planaudit.analysis.tables import SCORE as SCORED
 
 # outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
@@ -456,10 +464,77 @@ def draw_calibrator(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000,
     return fig
 
 
+# -- ACPBench ---------------------------------------------------------------------------
+
+ACPBENCH_PANELS = 3  # per row of panels
+
+
+def draw_acpbench(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000,
+                  alpha: float = 0.05) -> Figure:
+    """ACPBench: per model a panel, question types down (all types pooled last), forms
+    across, each cell the accuracy with its interval and the questions counted (the
+    numbers of the acpbench table: same seed and resamples). `alpha` is unused (no test
+    is made here); it is accepted as the other analysed figures accept it."""
+    cells = acpbench_cells(frame, seed, bootstrap)
+    if cells.is_empty():
+        raise NotDrawable("no ACPBench episodes in these rows")
+    forms = list(dict.fromkeys(cells["form"].to_list()))
+    types = [t for t in dict.fromkeys(cells["type"].to_list()) if t != ACPBENCH_ALL]
+    types.append(ACPBENCH_ALL)
+    models = list(dict.fromkeys(cells["model"].to_list()))
+    at = {(r["model"], r["form"], r["type"]): r for r in cells.iter_rows(named=True)}
+    cols = min(ACPBENCH_PANELS, len(models))
+    rows = -(-len(models) // cols)
+    fig = Figure(figsize=(1.4 + (1.05 * len(forms) + 0.7) * cols,
+                          1.2 + (0.42 * len(types) + 0.7) * rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+    mesh = None
+    for k, (ax, model) in enumerate(zip(axes, models, strict=False)):
+        grid = np.full((len(types), len(forms)), np.nan)
+        for i, t in enumerate(types):
+            for j, f in enumerate(forms):
+                cell = at.get((model, f, t))
+                if cell is not None and cell["accuracy"] is not None:
+                    grid[i, j] = cell["accuracy"]
+        ax.add_patch(Rectangle((-0.5, -0.5), len(forms), len(types), facecolor="1",
+                               hatch="xxx", edgecolor="0.6", linewidth=0, zorder=0))
+        mesh = ax.imshow(np.ma.masked_invalid(grid), cmap="Greys", vmin=0, vmax=1,
+                         aspect="auto", interpolation="nearest", zorder=1)
+        for i, t in enumerate(types):
+            for j, f in enumerate(forms):
+                cell = at.get((model, f, t))
+                if cell is None or cell["accuracy"] is None:
+                    continue
+                band = (f"\n[{cell['lo']:.0%}, {cell['hi']:.0%}]" if cell["lo"] is not None
+                        else "")
+                ax.text(j, i, f"{cell['accuracy']:.0%} of {cell['n']}{band}", ha="center",
+                        va="center", fontsize=6.5, zorder=3,
+                        color="1" if cell["accuracy"] > 0.55 else "0")
+        ax.axhline(len(types) - 1.5, color="0.5", linewidth=2.2, zorder=2)  # above: per type
+        ax.set_xticks(np.arange(len(forms)), forms)
+        ax.set_yticks(np.arange(len(types)), types if k % cols == 0 else [""] * len(types))
+        ax.set_xticks(np.arange(len(forms) + 1) - 0.5, minor=True)
+        ax.set_yticks(np.arange(len(types) + 1) - 0.5, minor=True)
+        ax.grid(which="minor", color="0.75", linewidth=0.4)
+        ax.tick_params(which="minor", length=0)
+        ax.xaxis.tick_top()
+        ax.set_title(model, fontsize=8.5)  # a reference model's carries its label (tables)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(True)
+    for ax in axes[len(models):]:
+        ax.set_visible(False)
+    bar = fig.colorbar(mesh, ax=list(axes[:len(models)]), shrink=0.6, pad=0.02,
+                       format=mpl.ticker.PercentFormatter(1.0))
+    bar.set_label("questions answered correctly (of those counted)")
+    fig.suptitle("ACPBench: accuracy per question type and form (95% bootstrap interval "
+                 "over questions; hatched: none counted)", fontsize=9)
+    return fig
+
+
 DRAWERS: dict[str, Callable[[pl.DataFrame], Figure]] = {
     "outcomes": draw_outcomes, "success_cost": draw_success_cost, "per_task": draw_per_task,
     "sensing": draw_sensing, "online_offline": draw_online_offline,
-    "calibrator": draw_calibrator,
+    "calibrator": draw_calibrator, "acpbench": draw_acpbench,
 }
 
 
@@ -523,14 +598,17 @@ def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
 
 
 # figures whose intervals and decisions take the analysis settings (seed, bootstrap, alpha)
-ANALYSED = frozenset({"calibrator"})
+ANALYSED = frozenset({"calibrator", "acpbench"})
 
 
 def draw(name: str, frame: pl.DataFrame, analysis: dict | None = None) -> Figure:
-    """One figure by name; raises NotDrawable when the rows cannot support it."""
+    """One figure by name, from its own regimes' rows (the ACPBench figures from the
+    ACPBench rows, every other from the offline and online rows); raises NotDrawable
+    when the rows cannot support it."""
     reason = why_not(name, frame)
     if reason:
         raise NotDrawable(reason)
+    frame = acpbench_rows(frame) if name in ACPBENCH_FIGURES else main_rows(frame)
     with mpl.rc_context(RC):
         if name in ANALYSED:
             return DRAWERS[name](frame, **(analysis or {}))
@@ -539,22 +617,34 @@ def draw(name: str, frame: pl.DataFrame, analysis: dict | None = None) -> Figure
 
 def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = None,
              analysis: dict | None = None) -> list[Path]:
-    """Every figure as png and svg in `outdir`; returns the files written. A figure the
-    rows cannot support is written as a placeholder and its reason appended to `notes`.
-    `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
+    """Every figure of FIGURES as png and svg in `outdir`, and those of ACPBENCH_FIGURES
+    when the rows hold ACPBench episodes; returns the files written. A figure of FIGURES
+    the rows cannot support is written as a placeholder and its reason appended to
+    `notes`. `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
     from planaudit.analysis.tables import fold_settings
 
     outdir = Path(outdir)
     written = []
-    folded = fold_settings(frame)  # configurations as the tables name them (react+standard)
+    main = main_rows(frame)  # the offline and online rows: ACPBench's are drawn apart
+    folded = fold_settings(main)  # configurations as the tables name them (react+standard)
     for name in FIGURES:
         try:
-            fig = draw(name, frame if name in ("phase_flow", "calibrator") else folded, analysis)
+            fig = draw(name, main if name in ("phase_flow", "calibrator") else folded, analysis)
         except NotDrawable as e:
             if notes is not None:
                 notes.append(f"{name}: not drawn ({e})")
             fig = placeholder(name, str(e))
         written += save(fig, outdir, name)
+    acp = acpbench_rows(frame)
+    if not acp.is_empty():
+        for name in ACPBENCH_FIGURES:
+            try:
+                fig = draw(name, acp, analysis)
+            except NotDrawable as e:  # every question an error
+                if notes is not None:
+                    notes.append(f"{name}: not drawn ({e})")
+                fig = placeholder(name, str(e))
+            written += save(fig, outdir, name)
     return written
 
 

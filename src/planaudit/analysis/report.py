@@ -21,13 +21,27 @@ from pathlib import Path
 import polars as pl
 
 import planaudit
+from planaudit.analysis.figure_catalog import ACPBENCH_FIGURES, FIGURES, why_not
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
-from planaudit.analysis.figure_catalog import FIGURES, why_not
+from planaudit.analysis.tables import main_rows
 
 TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance", "compliance_tests",
                "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
-               "repair", "curriculum", "disguise")
+               "repair", "curriculum", "acpbench", "disguise")
 TABLE_CAPTIONS = {
+    "acpbench": "ACPBench's atomic questions, laid out as its paper's tables: per form (bool "
+                "yes/no, mcq multiple choice, gen generative) and question type (app "
+                "applicable actions, val validation, prog progression, reach reachable atoms, "
+                "areach reachable actions, just action justification, land landmarks, nexta "
+                "the next action towards the goal; all types: the form's questions pooled) and "
+                "model, the questions answered correctly of those that reached the model, their "
+                "share and a 95% bootstrap interval over questions (seeded), pooled over "
+                "domains. Every gold answer is proven by the formal core on the task's state "
+                "graph, never taken from a model or a file. Reference models are calibrators "
+                "with privileged access to the proven answers, not LLMs (the oracle must score "
+                "100%). An unreadable answer counts as wrong and is counted apart, in the "
+                "malformed outcome (not wrong-answer): a cell says how many there were. Error "
+                "rows (the model could not be reached) are left out.",
     "calibrator": "The positive control (reference/responsive, a reference, not an LLM): per "
                   "method against its baseline, the true effect on the score (success or "
                   "detection), computed on the hidden model apart from the pipeline from the "
@@ -434,7 +448,7 @@ def replies_sentence(frame: pl.DataFrame) -> str:
 
 def figures_html(frame: pl.DataFrame, figures: Path, out: Path) -> str:
     parts = ['<h2 id="figures">Figures</h2>']
-    for name in FIGURES:
+    for name in FIGURES + ACPBENCH_FIGURES:
         png, svg = figures / f"{name}.png", figures / f"{name}.svg"
         title = name.replace("_", " ")
         reason = why_not(name, frame)
@@ -459,8 +473,11 @@ def figures_html(frame: pl.DataFrame, figures: Path, out: Path) -> str:
 
 
 def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: Path) -> Path:
-    """Write the standalone report to `out` and return it."""
+    """Write the standalone report to `out` and return it. The design section and the
+    notes on replies read the offline and online rows (`tables.main_rows`), as the tables
+    they describe do; each figure's note reads its own regimes' rows."""
     references = reference_models(frame, config)
+    rows = main_rows(frame)
     files = table_files(tables)
     nav = ['<a href="#design">Design</a>', '<a href="#tables">Tables</a>',
            '<a href="#figures">Figures</a>']
@@ -468,8 +485,8 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
             f"PDDL models. Reference models (oracle, flawed, responsive) are calibrators with privileged "
             f"access to the hidden model, not LLMs; every row of theirs carries {BADGE}.</p>"
             f"<nav>{' '.join(nav)}</nav></header>",
-            design_html(frame, config, references), power_sentences(tables),
-            calibrator_sentences(tables), witness_sentence(tables), replies_sentence(frame),
+            design_html(rows, config, references), power_sentences(tables),
+            calibrator_sentences(tables), witness_sentence(tables), replies_sentence(rows),
             '<h2 id="tables">Tables</h2>']
     if not files:
         body.append(f'<p class="note">No table csv in {esc(tables)} (run <code>planaudit '

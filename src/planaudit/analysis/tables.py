@@ -24,6 +24,8 @@ from pathlib import Path
 import polars as pl
 
 from planaudit import atomic
+from planaudit.acpbench.questions import FORMS as ACPBENCH_FORMS
+from planaudit.acpbench.questions import TYPES as ACPBENCH_TYPES
 from planaudit.analysis.responsive import calibrator_table
 from planaudit.analysis.stats import (
     bootstrap_ci,
@@ -36,7 +38,7 @@ from planaudit.formal.departures import CLASSES, classify
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
            "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
-           "curriculum", "disguise", "calibrator")
+           "curriculum", "acpbench", "disguise", "calibrator")
 FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
@@ -45,6 +47,10 @@ NEEDED = ("regime", "model", "reference", "method", "domain", "task", "solvable"
           "success", "executable", "detected", "input_tokens", "output_tokens", "cost_usd")
 
 REFERENCE_SUFFIX = " (reference, not an LLM)"
+# the regimes the configuration tables and figures are built on (their outcomes and
+# baselines); the curriculum and ACPBench have a table (and ACPBench a figure) of their own
+MAIN_REGIMES = ("offline", "online")
+ACPBENCH = "acpbench"
 
 OK = pl.col("outcome") != "error"
 SCORE = pl.col("success") | pl.col("detected")
@@ -53,6 +59,19 @@ SCORE = pl.col("success") | pl.col("detected")
 def model_label(model: str, reference: bool) -> str:
     """The model as tables show it: a reference model can never pass for an LLM."""
     return model + REFERENCE_SUFFIX if reference else model
+
+
+def main_rows(ep: pl.DataFrame) -> pl.DataFrame:
+    """The offline and online rows: what every table and figure but the curriculum's and
+    ACPBench's own is built on."""
+    return ep.filter(pl.col("regime").is_in(MAIN_REGIMES)) if "regime" in ep.columns else ep
+
+
+def acpbench_rows(ep: pl.DataFrame) -> pl.DataFrame:
+    """The ACPBench rows (none where the rows hold no `form`: written before it existed)."""
+    if "regime" not in ep.columns or "form" not in ep.columns:
+        return ep.head(0)
+    return ep.filter(pl.col("regime") == ACPBENCH)
 
 
 def _share(hit: pl.Expr, among: pl.Expr) -> pl.Expr:
@@ -456,6 +475,84 @@ def curriculum_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -
                 row[model] = _cell_text([bool(v) for v in values], seed, n_resamples)
             rows.append(row)
     return pl.DataFrame(rows, schema={"test": pl.String, **{m: pl.String for m in models}})
+
+
+# -- ACPBench (its atomic questions, laid out as its paper's tables) ----------------------
+
+ACPBENCH_ALL = "all types"
+ACPBENCH_CELLS = {"form": pl.String, "type": pl.String, "model": pl.String,
+                  "reference": pl.Boolean, "n": pl.Int64, "correct": pl.Int64,
+                  "unreadable": pl.Int64, "accuracy": pl.Float64, "lo": pl.Float64,
+                  "hi": pl.Float64}
+
+
+def _in_order(values, order: tuple[str, ...]) -> list[str]:
+    """The values present, in `order`, then any others by name (a type or form added later
+    than this module still shows)."""
+    return sorted(set(values), key=lambda v: (order.index(v) if v in order else len(order), v))
+
+
+def _acpbench_groups(ep: pl.DataFrame):
+    """(form, type, model label, reference, counted rows) of every cell of the ACPBench
+    table, rows in its order: per form, every type present, then all types pooled. A model
+    with no counted question of a cell gets an empty group (error rows are left out, as
+    in every rate)."""
+    acp = _labelled(acpbench_rows(ep))
+    if acp.height == 0:
+        return
+    models = list(dict.fromkeys(zip(acp["model"].to_list(), acp["reference"].to_list(),
+                                    strict=True)))
+    counted = acp.filter(OK)
+    for form in _in_order(acp["form"].to_list(), ACPBENCH_FORMS):
+        asked = acp.filter(pl.col("form") == form)
+        types = _in_order(asked["method"].to_list(), ACPBENCH_TYPES)
+        for qtype in [*types, ACPBENCH_ALL]:
+            cell = counted.filter(pl.col("form") == form)
+            if qtype != ACPBENCH_ALL:
+                cell = cell.filter(pl.col("method") == qtype)
+            for model, reference in models:
+                yield form, qtype, model, reference, cell.filter(pl.col("model") == model)
+
+
+def acpbench_cells(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
+    """The ACPBench table in numbers, one row per form x type x model: questions counted
+    (n), answered correctly, unreadable (outcome malformed, counted as wrong), the accuracy
+    and its seeded 95% bootstrap interval over questions (null below two questions)."""
+    rows = []
+    for form, qtype, model, reference, g in _acpbench_groups(ep):
+        hits = g["success"].fill_null(False).to_list()
+        ci = bootstrap_ci([float(h) for h in hits], seed, n_resamples) if hits else None
+        rows.append({"form": form, "type": qtype, "model": model, "reference": reference,
+                     "n": len(hits), "correct": sum(hits),
+                     "unreadable": int((g["outcome"] == "malformed").sum()),
+                     "accuracy": sum(hits) / len(hits) if hits else None,
+                     "lo": ci[0] if ci else None, "hi": ci[1] if ci else None})
+    return pl.DataFrame(rows, schema=ACPBENCH_CELLS)
+
+
+def acpbench_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
+    """ACPBench's tables: a row per form (bool, mcq, gen) and question type (app ... nexta,
+    in `acpbench.questions.TYPES` order), closed by the form's "all types" row, and a
+    column per model; each cell the questions answered correctly of those that reached the
+    model, their share, and a 95% bootstrap interval over questions (seeded), pooled over
+    domains and sources. Error rows are left out, as in every rate; an unreadable answer
+    counts as wrong, and a cell says how many there were ("; 2 unreadable")."""
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    models: list[str] = []
+    for form, qtype, model, _, g in _acpbench_groups(ep):
+        text = _cell_text([bool(v) for v in g["success"].fill_null(False).to_list()], seed,
+                          n_resamples)
+        unreadable = int((g["outcome"] == "malformed").sum())
+        if unreadable:
+            text += f"; {unreadable} unreadable"
+        cells.setdefault((form, qtype), {})[model] = text
+        if model not in models:
+            models.append(model)
+    rows = [{"form": form, "type": qtype, **row} for (form, qtype), row in cells.items()]
+    return pl.DataFrame(rows, schema={"form": pl.String, "type": pl.String,
+                                      **{m: pl.String for m in models}})
+
+
 def fold_settings(ep: pl.DataFrame) -> pl.DataFrame:
     """The rows as the configuration tables and figures see them: an online row run under a
     plan setting other than `none` counts as the method `architecture+setting` (so
@@ -512,11 +609,12 @@ def disguise_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
 
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
-    """Every table; the curriculum's rows go to its own table only (the others keep the
-    offline and online regimes, whose outcomes and baselines they are built on)."""
+    """Every table; the curriculum's and ACPBench's rows go to their own tables only (the
+    others keep the offline and online regimes, whose outcomes and baselines they are
+    built on: `main_rows`)."""
     curriculum = curriculum_table(ep, seed, n_resamples)
-    if "regime" in ep.columns:
-        ep = ep.filter(pl.col("regime") != "curriculum")
+    acpbench = acpbench_table(ep, seed, n_resamples)
+    ep = main_rows(ep)
 
     from planaudit.analysis.compliance import build as compliance_tables
 
@@ -539,6 +637,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "witness": witness_table(ep),
         "repair": repair_table(ep),
         "curriculum": curriculum,
+        "acpbench": acpbench,
         **compliance_tables(raw, alpha),
         "disguise": disguise,
         "calibrator": calibrator,
@@ -549,7 +648,7 @@ def calibrator_rows(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                     alpha: float = 0.05) -> pl.DataFrame:
     """The calibrator table from offline and online rows, as `build_tables` makes it (the
     figure of the same name draws this)."""
-    ep = undisguised(fold_settings(ep.filter(pl.col("regime") != "curriculum")))
+    ep = undisguised(fold_settings(main_rows(ep)))
     comparisons = comparisons_table(ep, alpha)
     power = power_table(ep, comparisons, online_vs_offline_table(ep, alpha), alpha)
     return calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed, n_resamples,
