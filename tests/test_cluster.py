@@ -73,7 +73,7 @@ def _config(tmp: Path, root: Path, name: str) -> Path:
     cfg.update(results=str(tmp / name), cache=str(tmp / f"cache-{name}"), models=MODELS,
                offline={"methods": ["direct", "cot"]},
                online={"methods": ["react"], "budget": 50, "plan_settings": ["none"]},
-               curriculum={"tests": []})
+               curriculum={"tests": []}, acpbench={"types": []})
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path

@@ -38,6 +38,8 @@ rule figures:
         seed=ANALYSIS.get("seed", 0),
         bootstrap=ANALYSIS.get("bootstrap", 2000),
         alpha=ANALYSIS.get("alpha", 0.05),
+        # ACPBench's figures are outputs whenever the config runs it: drawn even from no rows
+        acpbench="--acpbench" if ACPBENCH_SHARDS else "",
     resources:
         **job_resources("analysis"),
     log:
@@ -46,7 +48,7 @@ rule figures:
         "../../envs/planaudit.yaml"
     shell:
         "planaudit figures --episodes {input} --out {params.out} --seed {params.seed} "
-        "--bootstrap {params.bootstrap} --alpha {params.alpha} 2> {log} "
+        "--bootstrap {params.bootstrap} --alpha {params.alpha} {params.acpbench} 2> {log} "
         "|| (tail -n 20 {log} >&2; exit 1)"
 
 

@@ -616,11 +616,13 @@ def draw(name: str, frame: pl.DataFrame, analysis: dict | None = None) -> Figure
 
 
 def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = None,
-             analysis: dict | None = None) -> list[Path]:
+             analysis: dict | None = None, acpbench: bool | None = None) -> list[Path]:
     """Every figure of FIGURES as png and svg in `outdir`, and those of ACPBENCH_FIGURES
-    when the rows hold ACPBench episodes; returns the files written. A figure of FIGURES
-    the rows cannot support is written as a placeholder and its reason appended to
-    `notes`. `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
+    when `acpbench` (None: when the rows hold ACPBench episodes; the workflow says True
+    whenever the config runs ACPBench, so its outputs exist even when no question was
+    posed); returns the files written. A figure the rows cannot support is written as a
+    placeholder and its reason appended to `notes`. `analysis` (seed, bootstrap, alpha) is
+    what the tables were built with."""
     from planaudit.analysis.tables import fold_settings
 
     outdir = Path(outdir)
@@ -636,11 +638,11 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
             fig = placeholder(name, str(e))
         written += save(fig, outdir, name)
     acp = acpbench_rows(frame)
-    if not acp.is_empty():
+    if acpbench or (acpbench is None and not acp.is_empty()):
         for name in ACPBENCH_FIGURES:
             try:
                 fig = draw(name, acp, analysis)
-            except NotDrawable as e:  # every question an error
+            except NotDrawable as e:  # no question posed, or every one an error
                 if notes is not None:
                     notes.append(f"{name}: not drawn ({e})")
                 fig = placeholder(name, str(e))
