@@ -42,10 +42,12 @@ OFFLINE_CAP = 48  # tokens
 # ARCHITECTURE.md, "Outcomes"; wrong-answer is the curriculum's, budget-exhausted online's
 OUTCOMES = {"success", "detected", "goal-not-reached", "inapplicable-action", "malformed",
             "false-abstention", "missed-unsolvable", "budget-exhausted", "wrong-answer", "error"}
-ONLY = {"wrong-answer": "curriculum", "budget-exhausted": "online"}
+ONLY = {"wrong-answer": ("curriculum", "acpbench"), "budget-exhausted": ("online",)}
 # the call whose reply decides the row: offline the last final answer, online the actor's
-# last turn, curriculum its one call (critiques, critics and reflections only advise)
-DECIDING = {"offline": ("final",), "online": ("act", "final"), "curriculum": ("curriculum",)}
+# last turn, curriculum and acpbench their one call (critiques, critics and reflections only
+# advise)
+DECIDING = {"offline": ("final",), "online": ("act", "final"), "curriculum": ("curriculum",),
+            "acpbench": ("acpbench",)}
 
 
 def _unavailable(reason: str):
@@ -143,6 +145,8 @@ def run(server, tmp_path_factory):
     cfg["offline"].update(methods=["direct"], max_tokens=OFFLINE_CAP)
     cfg["online"].update(methods=["react"], budget=BUDGET)
     cfg["curriculum"].update(tests=["t1"], max_tokens=256)
+    cfg["acpbench"].update(domains=["blocksworld"], types=["app", "nexta"], forms=["bool", "gen"],
+                           max_tokens=256)
     path = tmp / "live.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
@@ -164,7 +168,10 @@ def _transcript(results: Path, row: dict) -> list[dict]:
     parts = [row["regime"], row["model"], row["method"]]
     if row["regime"] == "online":
         parts.append(row["plan_setting"])
-    path = results.joinpath("transcripts", *parts, row["domain"], f"{row['task']}.jsonl")
+    name = f"{row['task']}.jsonl"
+    if row["regime"] == "acpbench":  # one file per question: type, task, state and form
+        name = f"{row['method']}_{row['task'].replace('/', '_')}_{row['form']}.jsonl"
+    path = results.joinpath("transcripts", *parts, row["domain"], name)
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -187,11 +194,13 @@ def test_every_job_ends_and_rows_pass_the_schema(run):
     validator = Draft202012Validator(load_schema(default_schema()))
     shards = sorted((results / "episodes").rglob("*.parquet"))
     assert {s.relative_to(results / "episodes").parts[0] for s in shards} == {
-        "offline", "online", "curriculum"}
+        "offline", "online", "curriculum", "acpbench"}
     for shard in shards:
         check_shard(pl.read_parquet(shard), shard, validator)
     episodes = pl.read_parquet(results / "episodes.parquet")
-    assert episodes.height == 2 + 2 + 1  # direct and react on two tasks, t1 on one instance
+    # direct and react on two tasks, t1 on one instance, app and nexta on one state of
+    # gripper/p01 as yes/no and generative questions
+    assert episodes.height == 2 + 2 + 1 + 2 * 2
     assert (results / "report" / "index.html").is_file()
 
 
@@ -203,7 +212,7 @@ def test_outcomes_are_the_documented_ones(run):
         assert row["outcome"] in OUTCOMES, row
         assert row["outcome"] != "error", (row["error"], row["task"])  # the server answered
         if row["outcome"] in ONLY:
-            assert row["regime"] == ONLY[row["outcome"]], row
+            assert row["regime"] in ONLY[row["outcome"]], row
 
 
 def test_tokens_and_latency_are_the_transcripts_sums(run):
