@@ -383,3 +383,10 @@ def test_workflow_runs_one_job_per_model_and_type_and_refuses_an_unknown_domain(
     dry = snakemake(cfg, "-n", timeout=600)
     assert dry.returncode != 0
     assert "acpbench.domains: 'gripper' is not a domain of the suite" in dry.stderr + dry.stdout
+    # an ACPBench root without the files its types need fails before any job starts
+    (tmp_path / "acp" / "app").mkdir(parents=True)
+    (tmp_path / "acp" / "app" / "dev.gen.json").write_text("[]")
+    _workflow_config(tmp_path, domains=[{"root": str(tmp_path / "acp"), "split": "dev"}])
+    dry = snakemake(cfg, "-n", timeout=600)
+    assert dry.returncode != 0
+    assert f"{tmp_path / 'acp'} has no land/dev.gen.json" in dry.stderr + dry.stdout

@@ -22,8 +22,14 @@ for _e in ACP_ENTRIES:
             f"config acpbench.domains: '{_e}' is not a domain of the suite{_narrowed} "
             f"(have: {', '.join(SUITE_DOMAINS)}; ACPBench's files are {{root: PATH, split: NAME}})"
         )
-    if isinstance(_e, dict) and not Path(_e["root"]).is_dir():
-        raise ValueError(f"config acpbench.domains: {_e['root']}: no such folder")
+    if isinstance(_e, dict):  # every file a job will read, before any job starts
+        _root, _split = Path(_e["root"]), _e.get("split", "dev")
+        if not _root.is_dir():
+            raise ValueError(f"config acpbench.domains: {_root}: no such folder")
+        _missing = [f"{t}/{_split}.gen.json" for t in ACP_TYPES_RUN
+                    if not (_root / t / f"{_split}.gen.json").is_file()]
+        if _missing:
+            raise ValueError(f"config acpbench.domains: {_root} has no {', '.join(_missing)}")
 ACP_SUITE_TRUTHS = [
     f"{RESULTS}/suite/{d}/{t}/truth.json" for d, t in ENTRIES if d in ACP_ENTRIES
 ]
