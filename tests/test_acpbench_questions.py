@@ -128,6 +128,26 @@ def test_gold_answers_agree_with_the_independent_bitset_proof(suite, domain):  #
     assert checked == 4
 
 
+def test_past_the_graphs_limit_the_exact_searches_give_the_same_answers(suite):  # noqa: F811
+    """A state graph stopped at its limit: plain-STRIPS tasks get their exhaustive types
+    from gold.py's searches (the same answers as the complete graph's); others are not
+    asked those types, and say why."""
+    for domain in ("gripper", "logistics"):
+        cut = questions(suite, domain, TYPES, FORMS, tasks=2, states=2, max_states=10)
+        whole = {(q.id, q.type, q.form): q for q in questions(suite, domain, TYPES, FORMS,
+                                                              tasks=2, states=2)}
+        assert len(cut) == len(whole)
+        for q in cut:
+            assert judge(q, q.oracle).correct and not judge(q, q.wrong).correct, q.id
+            if q.form == "gen" and q.type in ("reach", "areach", "land", "nexta"):
+                assert sorted(q.truth["gold"]) == sorted(whole[q.id, q.type, q.form].truth["gold"])
+    skipped = Skipped()
+    cut = questions(suite, "hospital", TYPES, FORMS, tasks=2, states=2, max_states=3,
+                    skipped=skipped)
+    assert {q.type for q in cut} == {"app", "val", "prog"}
+    assert all("not plain STRIPS" in why for (_, t, _, why) in skipped.counts)
+
+
 def test_multiple_choice_has_exactly_one_right_choice_by_simulation(posed, suite):  # noqa: F811
     """app and prog choices checked by applying the actions, apart from the generator."""
     for domain, qs in posed[0].items():

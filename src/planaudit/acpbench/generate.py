@@ -10,9 +10,12 @@ state is kept only when the goal is still ahead (reachable, not reached), so eve
 can be asked. Facts are shown as the sentences of the domain's `nl.yaml`, actions as
 `(name arg ...)`, as the curriculum shows them.
 
-Every answer is proven on the graph of the states reachable from the question's state
-(explored to exhaustion: a state whose graph stops at its limit gets only the types
-that need no exhaustion: app, prog, val). Multiple-choice questions have two to four
+Every answer is proven on the graph of the states reachable from the question's state,
+explored to exhaustion. Past the graph's limit, a plain-STRIPS task's exhaustive types
+come from `gold.py`'s exact searches (bitset breadth-first search, then A* with LM-cut;
+what a limit leaves undecided is never asked about, and no generative question is posed
+while anything is undecided); any other task's state gets only the types that need no
+exhaustion there (app, prog, val). Multiple-choice questions have two to four
 choices of which exactly one is right by that proof; a question that cannot be posed
 (no distractor exists, say) is not posed, and `Skipped` says why.
 """
@@ -26,20 +29,30 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from planaudit.acpbench.gold import ANSWER, BFS_FIRST, Gold
+from planaudit.acpbench.items import Item
 from planaudit.acpbench.questions import FORMS, GEN_KIND, LABELS, TYPES, Question, check_types
 from planaudit.acpbench.read import normal_fact
 from planaudit.curriculum.world import Instance, World, load_instances
+from planaudit.formal import write
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.load import domain_at
 from planaudit.formal.reachable import UNREACHABLE, Graph, explore
-from planaudit.formal.space import ground_actions, ground_atoms
+from planaudit.formal.search import breadth_first
+from planaudit.formal.space import (
+    Unsupported,
+    astar_plan,
+    ground_actions,
+    ground_atoms,
+    strips_operators,
+)
 from planaudit.formal.task import State, conjuncts
 from planaudit.suite import brief as template_brief
 from planaudit.suite import generic
 from planaudit.suite.brief import load_templates
 from planaudit.suite.catalog import selects
 
-MAX_STATES = 50_000  # a question state's graph; past it only app, prog and val are asked
+MAX_STATES = 50_000  # a question state's graph; past it gold.py's searches (STRIPS) or app, prog, val
 EXHAUSTIVE = ("reach", "areach", "just", "land", "nexta")
 
 
@@ -176,9 +189,44 @@ class StateQuestions:
 
     def pose(self, qtype: str, form: str) -> Question | str:
         """The question, or why it cannot be posed here."""
-        if qtype in EXHAUSTIVE and not self.graph.complete:
-            return f"state graph over {len(self.graph.states)} states"
+        if qtype in EXHAUSTIVE and not self.graph.complete and self.item is None:
+            return (f"state graph over {len(self.graph.states)} states, and no exact search "
+                    "past it (the task is not plain STRIPS)")
         return getattr(self, "q_" + qtype)(form, self.rng(qtype, form))
+
+    # -- past the graph's limit: the exact searches of gold.py -------------------------
+
+    @cached_property
+    def item(self) -> Item | None:
+        """The state as an ACPBench item (its problem with this state as :init), for the
+        bitset searches of `gold.py` where the graph stopped at its limit; None when the
+        graph is complete or the task is not plain STRIPS (those searches take no other)."""
+        if self.graph.complete:
+            return None
+        problem = write.problem(self.world.state_problem(self.task, self.state))
+        item = Item(self.label, "", "", write.domain(self.task.domain), problem, None)
+        try:
+            strips_operators(item.planning_task())
+        except Unsupported:
+            return None
+        return item
+
+    @cached_property
+    def _item_task(self) -> Task:
+        return self.item.planning_task()
+
+    def searched(self, qtype: str) -> Gold:
+        """`gold.py`'s answer for one type from this state (its limits in `undecided`)."""
+        return ANSWER[qtype](self.item, self._item_task)
+
+    def plan(self) -> list[str]:
+        """A shortest plan from the state (action names)."""
+        if self.graph.complete:
+            return [op.name for op in self.graph.optimal_plan(0) or []]
+        task = self._item_task
+        found = breadth_first(task, max_states=BFS_FIRST)
+        plan = found.plan if found.status != "limit" else astar_plan(task, task.init[0])
+        return [op.name for op in plan] if isinstance(plan, list) else []
 
     # -- helpers for the forms -------------------------------------------------------
 
@@ -223,9 +271,14 @@ class StateQuestions:
         return "```\n" + "\n".join(lines) + ("\n" if lines else "") + "```"
 
     def member(self, form, rng, qtype, what: str, gold: list[str], others: list[str],
-               gen_ask: str, bool_ask, mcq_ask: str, none_ok: bool = True) -> Question | str:
-        """The types whose generative answer is one element of a proven set (or none)."""
+               gen_ask: str, bool_ask, mcq_ask: str, none_ok: bool = True,
+               undecided: Sequence[str] = ()) -> Question | str:
+        """The types whose generative answer is one element of a proven set (or none);
+        bool and mcq ask about proven candidates only, and the generative form is not
+        posed while a search limit leaves some element `undecided` (no judge for it)."""
         render = self.fact_text if what == "fact" else (lambda a: a)
+        if form == "gen" and undecided:
+            return f"a search limit left {len(undecided)} undecided"
         if form == "bool":
             return self.yes_no(rng, form, qtype, bool_ask, gold, others, render)
         if form == "mcq":
@@ -287,20 +340,32 @@ class StateQuestions:
                            self.fact_text)
 
     def q_reach(self, form, rng):
-        seen = self.graph.atoms_seen
-        never = [self.atom_name(i) for i in self.universe if not seen >> i & 1]
+        seen = self.graph.atoms_seen  # every atom seen holds in a reachable state
         can = [self.atom_name(i) for i in self.universe if seen >> i & 1 and not self.holds(i)]
+        undecided: list[str] = []
+        if self.graph.complete:
+            never = [self.atom_name(i) for i in self.universe if not seen >> i & 1]
+        else:
+            g = self.searched("reach")
+            never = sorted(f"({a})" for a in g.answer)
+            undecided = g.undecided
         return self.member(
             form, rng, "reach", "fact", never, can,
             "Name a fact that can never hold in any state reachable from the current state.",
             lambda f: f"Is the following false in every state reachable from the current one: "
                       f"{f}?",
-            "Which of these facts can never hold in any state reachable from the current state?")
+            "Which of these facts can never hold in any state reachable from the current state?",
+            undecided=undecided)
 
     def q_areach(self, form, rng):
         seen = {self.graph.ops[k].name for k in self.graph.ops_seen}
-        never = [a for a in self.all_actions if a not in seen]
         can = [a for a in self.all_actions if a in seen and a not in self.applicable]
+        undecided: list[str] = []
+        if self.graph.complete:
+            never = [a for a in self.all_actions if a not in seen]
+        else:
+            g = self.searched("areach")
+            never, undecided = list(g.answer), g.undecided
         return self.member(
             form, rng, "areach", "action", never, can,
             "Name an action that can never become applicable in any state reachable from the "
@@ -308,19 +373,24 @@ class StateQuestions:
             lambda a: f"Is the action {a} never applicable in any state reachable from the "
                       "current one?",
             "Which of these actions can never become applicable in any state reachable from "
-            "the current state?")
+            "the current state?", undecided=undecided)
 
     def q_land(self, form, rng):
-        goal = self.task.goal_pos
-        plan_atoms = 0
-        s = self.state
-        for op in self.graph.optimal_plan(0) or []:
-            s = op.apply(s)
-            plan_atoms |= s[0]
-        cands = [i for i in self.universe if not self.holds(i) and not goal >> i & 1]
-        yes = [self.atom_name(i) for i in cands
-               if plan_atoms >> i & 1 and not self.graph.goal_avoiding(i)]
-        no = [self.atom_name(i) for i in cands if self.atom_name(i) not in yes]
+        undecided: list[str] = []
+        if self.graph.complete:
+            goal = self.task.goal_pos
+            plan_atoms = 0
+            s = self.state
+            for op in self.graph.optimal_plan(0) or []:
+                s = op.apply(s)
+                plan_atoms |= s[0]
+            cands = [i for i in self.universe if not self.holds(i) and not goal >> i & 1]
+            yes = [self.atom_name(i) for i in cands
+                   if plan_atoms >> i & 1 and not self.graph.goal_avoiding(i)]
+            no = [self.atom_name(i) for i in cands if self.atom_name(i) not in yes]
+        else:
+            g = self.searched("land")
+            yes, no, undecided = sorted(g.answer["yes"]), sorted(g.answer["no"]), g.undecided
         return self.member(
             form, rng, "land", "fact", yes, no,
             "Name a fact landmark: a fact that is false in the current state, is not part of "
@@ -329,17 +399,24 @@ class StateQuestions:
             lambda f: f"Is it a landmark that {f}: false now, not part of the goal, and true at "
                       "some point on every plan from the current state to the goal?",
             "Which of these facts is a landmark: false now, not part of the goal, and true at "
-            "some point on every plan from the current state to the goal?")
+            "some point on every plan from the current state to the goal?", undecided=undecided)
 
     def q_nexta(self, form, rng):
-        dist = self.graph.distance
-        here = dist[0]
-        yes, no = [], []
-        for k, j in self.graph.succ[0]:
-            name = self.graph.ops[k].name
-            ok = dist[j] != UNREACHABLE and dist[j] == here - 1
-            (yes if ok else no).append(name)
-        yes, no = sorted(set(yes)), sorted(set(no) - set(yes))
+        undecided: list[str] = []
+        if self.graph.complete:
+            dist = self.graph.distance
+            here = dist[0]
+            yes, no = [], []
+            for k, j in self.graph.succ[0]:
+                name = self.graph.ops[k].name
+                ok = dist[j] != UNREACHABLE and dist[j] == here - 1
+                (yes if ok else no).append(name)
+            yes, no = sorted(set(yes)), sorted(set(no) - set(yes))
+        else:
+            g = self.searched("nexta")
+            if g.limits and g.answer["opt"] is None:
+                return "a search limit: no cost to go from the state"
+            yes, no, undecided = g.answer["yes"], g.answer["no"], g.answer["maybe"]
         return self.member(
             form, rng, "nexta", "action", yes, no,
             "Name an action, applicable now, that takes us towards the goal: the first "
@@ -347,7 +424,7 @@ class StateQuestions:
             lambda a: f"Is the action {a} the first action of some shortest plan from the "
                       "current state to the goal?",
             "Which of these actions, all applicable now, is the first action of some shortest "
-            "plan from the current state to the goal?", none_ok=False)
+            "plan from the current state to the goal?", none_ok=False, undecided=undecided)
 
     def q_val(self, form, rng):
         seq, first = self.sequence(rng)
@@ -432,7 +509,7 @@ class StateQuestions:
         """An optimal plan from the state with one action, or a pair that undoes itself,
         inserted where the rest still reaches the goal, so that some removal leaves a plan
         (half the draws try the pair first)."""
-        plan = [op.name for op in self.graph.optimal_plan(0) or []]
+        plan = self.plan()
         kinds = ["one", "pair"]
         if rng.random() < 0.5:
             kinds.reverse()
@@ -450,13 +527,15 @@ class StateQuestions:
         return None
 
     def inserts(self, state: State, kind: str, rng) -> list[list[str]]:
-        g = self.graph
-        here = g.succ[g.index[state]]
+        """What may be inserted at `state`: one applicable action, or a pair (a step and
+        one straight back)."""
+        def moves(s: State) -> list[tuple[str, State]]:
+            return [(op.name, op.apply(s)) for op in self.graph.ops if op.applicable(s)]
+
         if kind == "one":
-            out = [[g.ops[k].name] for k, _ in here]
-        else:  # a step there and one straight back
-            out = [[g.ops[k].name, g.ops[k2].name] for k, j in here
-                   for k2, j2 in g.succ[j] if g.states[j2] == state]
+            out = [[name] for name, _ in moves(state)]
+        else:
+            out = [[a, b] for a, t in moves(state) for b, u in moves(t) if u == state]
         rng.shuffle(out)
         return out
 
