@@ -420,7 +420,7 @@ def test_estimate_counts_one_call_per_curriculum_case(suite):
     from planaudit.estimate import estimate
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    config.update(offline={"methods": []}, online={"methods": []},
+    config.update(offline={"methods": []}, online={"methods": []}, acpbench={},
                   curriculum={"tests": ["t1", "t3"], "domains": ["gripper", "hospital"],
                               "instances": 2})
     rows = estimate(config, suite)
