@@ -98,6 +98,7 @@ class StateQuestions:
                  seed: int, brief=template_brief.domain_brief):
         self.world, self.inst, self.label, self.state, self.graph = world, inst, label, state, graph
         self.brief = brief
+        self._searched: dict[str, Gold] = {}
         self.task: Task = inst.task
         self.seed = seed
 
@@ -216,8 +217,11 @@ class StateQuestions:
         return self.item.planning_task()
 
     def searched(self, qtype: str) -> Gold:
-        """`gold.py`'s answer for one type from this state (its limits in `undecided`)."""
-        return ANSWER[qtype](self.item, self._item_task)
+        """`gold.py`'s answer for one type from this state (its limits in `undecided`),
+        searched once for the three forms."""
+        if qtype not in self._searched:
+            self._searched[qtype] = ANSWER[qtype](self.item, self._item_task)
+        return self._searched[qtype]
 
     def plan(self) -> list[str]:
         """A shortest plan from the state (action names)."""
@@ -375,19 +379,26 @@ class StateQuestions:
             "Which of these actions can never become applicable in any state reachable from "
             "the current state?", undecided=undecided)
 
+    @cached_property
+    def landmarks(self) -> tuple[list[str], list[str]]:
+        """(landmarks, the other candidates) on the complete graph: atoms false now and not
+        in the goal, a landmark when no path to a goal state avoids its states (an atom
+        off one optimal plan's states is none)."""
+        goal = self.task.goal_pos
+        plan_atoms = 0
+        s = self.state
+        for op in self.graph.optimal_plan(0) or []:
+            s = op.apply(s)
+            plan_atoms |= s[0]
+        cands = [i for i in self.universe if not self.holds(i) and not goal >> i & 1]
+        yes = [self.atom_name(i) for i in cands
+               if plan_atoms >> i & 1 and not self.graph.goal_avoiding(i)]
+        return yes, [self.atom_name(i) for i in cands if self.atom_name(i) not in yes]
+
     def q_land(self, form, rng):
         undecided: list[str] = []
         if self.graph.complete:
-            goal = self.task.goal_pos
-            plan_atoms = 0
-            s = self.state
-            for op in self.graph.optimal_plan(0) or []:
-                s = op.apply(s)
-                plan_atoms |= s[0]
-            cands = [i for i in self.universe if not self.holds(i) and not goal >> i & 1]
-            yes = [self.atom_name(i) for i in cands
-                   if plan_atoms >> i & 1 and not self.graph.goal_avoiding(i)]
-            no = [self.atom_name(i) for i in cands if self.atom_name(i) not in yes]
+            yes, no = self.landmarks
         else:
             g = self.searched("land")
             yes, no, undecided = sorted(g.answer["yes"]), sorted(g.answer["no"]), g.undecided
