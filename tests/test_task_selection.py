@@ -114,6 +114,7 @@ def _config(tmp: Path, tasks: list[str]) -> Path:
         "offline": {"methods": ["direct"], "witness": "none", "repair": {"enabled": False}},
         "online": {"methods": ["react"], "plan_settings": ["none"], "budget": 60},
         "curriculum": {"tests": ["t1", "t7"], "instances": 2, "shots": 1},
+        "acpbench": {"types": ["app", "land"], "forms": ["bool", "gen"], "tasks": 2, "states": 1},
     }, "config.yaml")
 
 
@@ -143,8 +144,8 @@ def test_without_a_selection_and_with_one_of_everything_the_jobs_are_the_same(tm
     # the report's spec is the whole config (it shows it), suite.tasks included: set apart
     commands = [sorted(c for c in re.findall(r"^Shell command: (.*)$", r.stdout, re.M)
                        if not c.startswith("planaudit report")) for r in runs]
-    assert len(commands[0]) == 94 and commands[0] == commands[1]  # the default run: 95 jobs
-    assert not [c for c in commands[1] if "shard" in c and '"tasks"' in c]
+    assert len(commands[0]) == 118 and commands[0] == commands[1]  # the default run: 119 jobs
+    assert not [c for c in commands[1] if "shard" in c and '"suite": {"tasks"' in c]
 
 
 def _rows(results: Path) -> pl.DataFrame:
@@ -178,6 +179,11 @@ def test_every_regime_and_the_estimate_run_exactly_the_selection_and_a_wider_one
                                          ("gripper", "p02")}
     assert sorted(rows.filter(pl.col("regime") == "curriculum")["method"].unique()) == \
         ["t1", "t7"]
+    # acpbench: questions over the first two solvable selected tasks of each domain as well
+    acp = rows.filter(pl.col("regime") == "acpbench")
+    assert {(d, t.split("/")[0]) for d, t in acp.select("domain", "task").iter_rows()} == {
+        ("blocksworld", "p03"), ("blocksworld", "p04"), ("gripper", "p02")}
+    assert acp.height == 3 * 2 * 2 and acp["success"].all()  # 3 tasks x 2 types x 2 forms
     # every task of the two domains was prepared; the rest of the suite was not touched
     suite = results / "suite"
     assert sorted(p.name for p in suite.iterdir() if p.is_dir()) == ["blocksworld", "gripper"]
@@ -209,7 +215,7 @@ def test_every_regime_and_the_estimate_run_exactly_the_selection_and_a_wider_one
     stats = dry.stdout.split("Job stats:")[1].split("\n\n")[0]
     jobs = dict(re.findall(r"^(\w[\w-]*)\s+(\d+)$", stats, re.M))
     assert jobs == {"offline_oracle": "1", "online_oracle": "1", "curriculum_oracle": "2",
-                    "collect": "1", "total": "5"}, stats
+                    "acpbench_oracle": "2", "collect": "1", "total": "7"}, stats
     proc = _snakemake(wider, str(results / "episodes.parquet"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = _rows(results)
@@ -226,3 +232,7 @@ def test_every_regime_and_the_estimate_run_exactly_the_selection_and_a_wider_one
                                          ("gripper", "p02"), ("gripper", "p03")}
     assert {(r["task"], r["cache_hits"]) for r in curriculum.filter(
         pl.col("domain") == "gripper").iter_rows(named=True)} == {("p02", 1), ("p03", 0)}
+    # acpbench's jobs rerun, the cache answering every question posed before
+    acp = rows.filter((pl.col("regime") == "acpbench") & (pl.col("domain") == "gripper"))
+    assert {(r["task"].split("/")[0], r["cache_hits"]) for r in acp.iter_rows(named=True)} == {
+        ("p02", 1), ("p03", 0)}
