@@ -69,7 +69,7 @@ def model_entry(api_base: str, **over) -> dict:
 def pipeline_config(tmp: Path, suite_root: Path, api_base: str) -> Path:
     """The default pipeline (every stage of `all`), reduced: one real model at the fake
     server, two offline strategies (one of two calls), one online architecture, one
-    curriculum test case."""
+    curriculum test case, one ACPBench question per domain."""
     cfg = {
         "results": str(tmp / "results"),
         "cache": str(tmp / "cache"),
@@ -84,6 +84,7 @@ def pipeline_config(tmp: Path, suite_root: Path, api_base: str) -> Path:
         "offline": {"methods": ["direct", "cot"], "max_tokens": 512, "witness": "none"},
         "online": {"methods": ["react"], "max_tokens": 512, "budget": 4},
         "curriculum": {"tests": ["t1"], "instances": 1},
+        "acpbench": {"types": ["app"], "forms": ["bool"], "tasks": 1, "states": 1},
         "analysis": {"seed": 0, "bootstrap": 200, "alpha": 0.05},
     }
     path = tmp / "config.yaml"
