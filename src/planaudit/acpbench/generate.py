@@ -574,14 +574,13 @@ def _walk(task: Task, graph_ops, state: State, rng: random.Random, n: int) -> St
 
 def draw_state(inst: Instance, k: int, seed: int, avoid: frozenset = frozenset()) -> State | None:
     """State k of a task: a random walk (even k) or an optimal-plan prefix (odd k), with
-    the goal still ahead and, where twenty draws find one, none of the states `avoid`
-    (those drawn before: a tiny task may have no other); None if no draw has the goal
-    ahead."""
+    the goal still ahead and none of the states `avoid` (those drawn before: the same
+    question twice would count twice); None if twenty draws find no such state (a tiny
+    task may have no other)."""
     task = inst.task
     rng = random.Random(f"{seed}:{inst.domain}:{inst.id}:s{k}")
     plan = [task.operator(*s) for s in inst.steps]
     ops = task.all_operators()
-    fallback = None
     for _ in range(20):
         if k % 2:
             state = task.init
@@ -594,8 +593,7 @@ def draw_state(inst: Instance, k: int, seed: int, avoid: frozenset = frozenset()
             if not graph.complete or graph.distance[0] != UNREACHABLE:
                 if state not in avoid:
                     return state
-                fallback = fallback or state
-    return fallback
+    return None
 
 
 def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
@@ -628,7 +626,7 @@ def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
             if state is None:
                 for t in types:
                     for f in forms:
-                        skipped.add(domain, t, f, "no state with the goal ahead")
+                        skipped.add(domain, t, f, "no new state with the goal ahead")
                 continue
             sq = StateQuestions(world, inst, label, state, explore(inst.task, state, max_states),
                                 seed, brief)
