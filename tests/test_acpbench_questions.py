@@ -410,3 +410,23 @@ def test_workflow_runs_one_job_per_model_and_type_and_refuses_an_unknown_domain(
     dry = snakemake(cfg, "-n", timeout=600)
     assert dry.returncode != 0
     assert f"{tmp_path / 'acp'} has no land/dev.gen.json" in dry.stderr + dry.stdout
+
+
+def test_acpbench_config_runs_acpbench_alone_and_the_paying_configs_never_do(tmp_path):
+    """config/acpbench.yaml: ACPBench's jobs and nothing of the other regimes; the configs
+    that name real models (paper, planbench) and the disguise config switch ACPBench off,
+    so laying them over the default never bills its questions."""
+    from planaudit.config import load_config
+
+    for name in ("paper", "planbench", "disguise"):
+        assert load_config(ROOT / "config" / f"{name}.yaml")["acpbench"]["types"] == [], name
+    acp = load_config(ROOT / "config" / "acpbench.yaml")
+    assert acp["acpbench"]["types"] == list(TYPES) and acp["acpbench"]["forms"] == list(FORMS)
+    if not ACPBENCH.is_dir():  # the config names ../shared/acpbench: the dry run needs it
+        return
+    dry = snakemake(ROOT / "config" / "acpbench.yaml", "-n", timeout=600)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", dry.stdout.split("Job stats:")[1], re.M))
+    assert {k: v for k, v in jobs.items() if k.startswith("acpbench_")} == {
+        f"acpbench_{m}": "8" for m in ("oracle", "flawed", "responsive")}
+    assert not [k for k in jobs if k.split("_")[0] in ("offline", "online", "curriculum")]
