@@ -30,6 +30,32 @@ SHOP_PROBLEM = """(define (problem shop-1) (:domain shop)
   (:metric minimize (total-cost)))"""
 
 
+def blocksworld_config(tmp: Path, tasks: dict[str, str], **sections) -> Path:
+    """A workflow config over a copy of blocksworld with `tasks` (id -> label), the oracle
+    alone, offline and online off, and `sections` laid over it (a regime's own)."""
+    import yaml
+
+    from tests.test_workflow import make_suite
+
+    root = tmp / "domains"
+    if not root.exists():
+        make_suite(tmp, tasks)
+    cfg = {
+        "results": str(tmp / "results"), "cache": str(tmp / "cache"),
+        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"],
+                  "obfuscate": ["blocksworld"], "seed": 3},
+        "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
+                  "external": False},
+        "offline": {"methods": []}, "online": {"methods": []},
+        "models": [{"name": "oracle", "model": "reference/oracle", "family": "reference",
+                    "tier": "reference"}],
+        **sections,
+    }
+    path = tmp / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
 def snakemake(cfg: Path, *extra: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """The venv's Snakemake on a config file, in the repository, its output captured."""
     bin_ = Path(sys.executable).parent

@@ -29,7 +29,7 @@ from planaudit.acpbench.score import judge
 from planaudit.curriculum.world import load_instances
 from planaudit.formal import write
 from planaudit.formal.reachable import explore
-from tests.conftest import ROOT, SUITE_DOMAINS, snakemake
+from tests.conftest import ROOT, SUITE_DOMAINS, blocksworld_config, snakemake
 from tests.test_curriculum import suite  # noqa: F401 - the prepared p01-p04 fixture
 
 ACPBENCH = ROOT.parent / "shared" / "acpbench" / "dataset"
@@ -367,25 +367,9 @@ def test_acpbench_show_prints_one_question_its_truth_and_a_full_marks_answer(
 
 
 def _workflow_config(tmp: Path, **acp) -> Path:
-    from tests.test_workflow import make_suite
-
-    root = tmp / "domains"
-    if not root.exists():
-        make_suite(tmp, {"p01": "solvable", "p02": "solvable"})
-    cfg = {
-        "results": str(tmp / "results"), "cache": str(tmp / "cache"),
-        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"],
-                  "obfuscate": ["blocksworld"], "seed": 3},
-        "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
-                  "external": False},
-        "offline": {"methods": []}, "online": {"methods": []},
-        "models": [{"name": "oracle", "model": "reference/oracle", "family": "reference",
-                    "tier": "reference"}],
-        "acpbench": {"types": ["app", "land"], "tasks": 1, "states": 1, **acp},
-    }
-    path = tmp / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    return blocksworld_config(
+        tmp, {"p01": "solvable", "p02": "solvable"}, curriculum={"tests": []},
+        acpbench={"types": ["app", "land"], "tasks": 1, "states": 1, **acp})
 
 
 def test_workflow_runs_one_job_per_model_and_type_and_refuses_an_unknown_domain(tmp_path):

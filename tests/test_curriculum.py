@@ -24,7 +24,7 @@ from planaudit.formal.load import domain_at
 from planaudit.formal.plan import parse_plan
 from planaudit.formal.search import breadth_first
 from planaudit.formal.syntax import parse_problem
-from tests.conftest import DOMAINS, ROOT, SUITE_DOMAINS, snakemake
+from tests.conftest import DOMAINS, ROOT, SUITE_DOMAINS, blocksworld_config, snakemake
 
 OBFUSCATED = ("blocksworld", "gripper", "logistics")
 PLAN_TESTS = ("t1", "t2", "t4", "t5", "t6", "t8_1", "t8_2", "t8_3")
@@ -343,26 +343,11 @@ def test_shard_rows_pass_the_row_schema_and_fill_the_table(suite, tmp_path):
 
 
 def _workflow_config(tmp: Path, t6: dict | None = None) -> Path:
-    from tests.test_workflow import make_suite
-
-    root = tmp / "domains"
-    if not root.exists():
-        make_suite(tmp, {"p01": "solvable", "p02": "solvable", "p03": "solvable"})
-    cfg = {
-        "results": str(tmp / "results"), "cache": str(tmp / "cache"),
-        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"],
-                  "obfuscate": ["blocksworld"], "seed": 3},
-        "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
-                  "external": False},
-        "offline": {"methods": []}, "online": {"methods": []},
-        "models": [{"name": "oracle", "model": "reference/oracle", "family": "reference",
-                    "tier": "reference"}],
-        "curriculum": {"tests": ["t1", "t6", "t7"], "instances": 1, "shots": 1,
-                       "params": {"t6": t6 or {}}},
-    }
-    path = tmp / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    return blocksworld_config(
+        tmp, {"p01": "solvable", "p02": "solvable", "p03": "solvable"},
+        curriculum={"tests": ["t1", "t6", "t7"], "instances": 1, "shots": 1,
+                    "params": {"t6": t6 or {}}},
+        acpbench={"types": []})
 
 
 def _snakemake(cfg: Path, *extra: str) -> subprocess.CompletedProcess:
