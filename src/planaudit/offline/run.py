@@ -20,31 +20,18 @@ from planaudit import __version__
 from planaudit.contract import extract
 from planaudit.episode import failure_record, offline_outcome
 from planaudit.formal import load_task, validate
+from planaudit.formal.diagnosis import read_formula
 from planaudit.formal.plan import format_step
 from planaudit.formal.repair import levenshtein, repair
-from planaudit.formal.syntax import parse
+from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.witness import run_val
 from planaudit.llm.client import Call, Client, total_cost
 from planaudit.offline.strategies import STRATEGIES, Context
-from planaudit.suite.brief import Renderer, load_templates
+from planaudit.suite.brief import BriefError, Renderer, RenderFailed, load_templates
 
 
 class CallFailed(Exception):
     """A model call failed after its retries: the episode ends as `error`."""
-
-
-def _literal(text: str) -> tuple:
-    """A diagnosis literal such as "(not (clear b))" as a formula for the renderer."""
-    expr = parse(text)[0]
-
-    def conv(e):
-        if e[0] == "not":
-            return ("not", conv(e[1]))
-        if e[0] in ("and", "or"):
-            return (e[0], tuple(conv(x) for x in e[1:]))
-        return ("atom", e[0], tuple(e[1:]))
-
-    return conv(expr)
 
 
 def feedback(task, renderer: Renderer | None, reply: str, actions: frozenset[str]) -> str | None:
@@ -62,13 +49,10 @@ def feedback(task, renderer: Renderer | None, reply: str, actions: frozenset[str
     def words(lits: list[str]) -> str:
         if renderer is None:
             return "; ".join(lits)
-        out = []
-        for lit in lits:
-            try:
-                out.append(renderer.sentence(_literal(lit)))
-            except Exception:  # numeric or compound conditions: say that one holds not
-                out.append("a required condition")
-        return "; ".join(out)
+        try:
+            return "; ".join(renderer.sentence(read_formula(lit)) for lit in lits)
+        except (BriefError, PDDLError) as e:  # never a vague sentence to the model
+            raise RenderFailed(f"feedback on the reply cannot be put in words: {e}") from e
 
     if f.kind == "goal":
         return f"after the last action the goal is not reached: not yet true: {words(f.unsatisfied)}."
@@ -175,7 +159,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     val = None  # VAL's verdict on the final plan, with the witness switch on
     try:
         reply = await STRATEGIES[method](ctx)
-    except CallFailed as e:
+    except (CallFailed, RenderFailed) as e:
         reply, error = None, str(e)
     if reply is None:
         row.update(outcome="error", executable=None, plan_length=None, first_failure_step=None,

@@ -17,7 +17,7 @@ from planaudit.contract import parse_action
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import format_step
 from planaudit.formal.task import State, atom_indices, conjuncts, holds
-from planaudit.suite.brief import Renderer
+from planaudit.suite.brief import BriefError, Renderer, RenderFailed
 
 EPISTEMIC = frozenset({"get_task", "query_state"})
 ONTIC = frozenset({"act"})
@@ -237,14 +237,20 @@ class Environment:
         return text + "."
 
     def _fact(self, pred: str, args: tuple[str, ...]) -> str:
-        if self.renderer is not None:
+        if self.renderer is None:
+            return f"{pred}({', '.join(args)})"
+        try:
             return self.renderer.atom(pred, args)
-        return f"{pred}({', '.join(args)})"
+        except BriefError as e:
+            raise RenderFailed(f"an observed fact cannot be put in words: {e}") from e
 
     def _value(self, fn: str, args: tuple[str, ...], v: float) -> str:
-        if self.renderer is not None:
+        if self.renderer is None:
+            return f"{fn}({', '.join(args)}) = {_num(v)}"
+        try:
             return f"{self.renderer.function(fn, args)} is {_num(v)}"
-        return f"{fn}({', '.join(args)}) = {_num(v)}"
+        except BriefError as e:
+            raise RenderFailed(f"an observed value cannot be put in words: {e}") from e
 
     def query_state(self, predicate: str | None = None, obj: str | None = None) -> Observation:
         predicate = predicate.strip().lower() if isinstance(predicate, str) and predicate else None
@@ -272,14 +278,13 @@ class Environment:
 
     def unmet(self, op) -> list[str]:
         false = [c for c in conjuncts(op.pre) if not holds(c, self.state)]
-        out = []
-        for c in false:
-            lifted = _lift(self.task, c)
-            try:
-                out.append(self.renderer.sentence(lifted) if self.renderer else self.task.describe(c))
-            except Exception:  # a template-less condition: say that one does not hold
-                out.append("a required condition")
-        return out
+        if self.renderer is None:
+            return [self.task.describe(c) for c in false]
+        try:
+            return [self.renderer.sentence(_lift(self.task, c)) for c in false]
+        except BriefError as e:  # never a vaguer sentence than the brief to the model
+            raise RenderFailed(f"the unmet conditions of {op.name} cannot be put in words: "
+                               f"{e}") from e
 
     def act(self, text: str) -> Observation:
         step = parse_action(text, None)

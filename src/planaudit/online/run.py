@@ -19,7 +19,7 @@ from planaudit.formal import load_task
 from planaudit.llm.client import Call, Client, total_cost
 from planaudit.online.architectures import ARCHITECTURES, Agent
 from planaudit.online.environment import Environment
-from planaudit.suite.brief import Renderer, load_templates
+from planaudit.suite.brief import Renderer, RenderFailed, load_templates
 
 DEFAULT_BUDGET = 200
 
@@ -82,7 +82,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     error = None
     try:
         await ARCHITECTURES[method](agent)
-    except CallFailed as e:
+    except (CallFailed, RenderFailed) as e:
         env.ending, error = "error", str(e)
     if env.ending is None:  # an architecture returned without ending the episode
         raise RuntimeError(f"architecture {method!r} returned before the episode ended")

@@ -42,6 +42,12 @@ class BriefError(ValueError):
     """A template that is missing or drops part of a fact: names file and fact."""
 
 
+class RenderFailed(Exception):
+    """What an episode would tell the model cannot be put in the brief's words: the
+    episode ends as `error` naming the condition, rather than telling the model something
+    vaguer than its brief (a fallback sentence would reach the model unnoticed)."""
+
+
 @dataclass
 class Templates:
     source: str

@@ -1,0 +1,77 @@
+"""What the model is told about a failed condition is the condition in the brief's words,
+or the episode ends as a named error: never a vague "a required condition"."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from planaudit.formal import load_task
+from planaudit.offline.run import feedback
+from planaudit.suite.brief import Renderer, RenderFailed, load_templates
+
+ROOT = Path(__file__).resolve().parents[1]
+LB = ROOT / "domains" / "loadbalancing"
+
+
+REPLY = ("```\n(power-on s1)\n(start-service web s1)\n(assign-bucket b1 s1 eu web)\n"
+         "(power-off s1)\n```\n")
+
+
+def _lb():
+    """The task and a renderer of its own templates (a test may delete one: the loaded
+    templates are cached and shared)."""
+    task = load_task(LB / "domain.pddl", LB / "problems" / "p01.pddl")
+    return task, Renderer(copy.deepcopy(load_templates(LB / "nl.yaml")))
+
+
+def test_numeric_preconditions_are_rendered_in_the_feedback():
+    task, renderer = _lb()
+    reply = REPLY
+    text = feedback(task, renderer, reply, frozenset(task.domain.actions))
+    assert text is not None and "action 4" in text
+    assert "a required condition" not in text
+    # both numeric conditions of power-off, each in the templates' words
+    load = renderer.function("load", ("s1",))
+    services = renderer.function("services", ("s1",))
+    assert load in text and services in text
+    assert "(load s1)" not in text  # no PDDL reaches the model
+
+
+def test_a_condition_without_a_template_is_a_named_failure():
+    task, renderer = _lb()
+    del renderer.t.functions["load"]
+    reply = REPLY
+    with pytest.raises(RenderFailed, match="no template for function 'load'"):
+        feedback(task, renderer, reply, frozenset(task.domain.actions))
+
+
+def _gated_env(renderer):
+    from planaudit.online.environment import Environment
+
+    task = load_task(LB / "domain.pddl", LB / "problems" / "p01.pddl")
+    env = Environment(task, {}, renderer, budget=20, gated=True)
+    for a in ("(power-on s1)", "(start-service web s1)", "(assign-bucket b1 s1 eu web)"):
+        assert env.call("act", {"action": a}).ok
+    return env
+
+
+def test_a_blocked_action_names_its_numeric_conditions_online():
+    _, renderer = _lb()
+    obs = _gated_env(renderer).call("act", {"action": "(power-off s1)"})
+    assert obs.kind == "blocked"
+    assert renderer.function("load", ("s1",)) in obs.text
+    assert "a required condition" not in obs.text
+
+
+def test_online_a_condition_without_a_template_is_a_named_failure():
+    _, renderer = _lb()
+    env = _gated_env(renderer)
+    del renderer.t.functions["services"]
+    with pytest.raises(RenderFailed, match="no template for function 'services'"):
+        env.call("act", {"action": "(power-off s1)"})
+    del renderer.t.predicates["powered"]
+    with pytest.raises(RenderFailed, match="no template for predicate 'powered'"):
+        env.call("query_state", {"predicate": "powered"})
