@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from itertools import product
 
+from planaudit.formal import number
+from planaudit.formal.number import Number
 from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.syntax import Domain, Problem
 from planaudit.formal.task import (
@@ -42,10 +44,6 @@ class GroundingError(Exception):
         self.detail = detail
 
 
-def _fmt_num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(v)
-
-
 class Task:
     """A problem over interned ground atoms and fluents; operators are cached."""
 
@@ -64,11 +62,12 @@ class Task:
         # costs count when the metric is total-cost; without a metric the measure is length
         self.has_cost = declared and problem.metric == ("minimize", COST_TERM)
         self.cost_tracked = declared and _cost_is_read(domain, problem)
-        self.init_cost: float = problem.init_values.get((COST_FUNCTION, ()), 0.0)
+        # exact numbers even where a caller built the problem with floats (0.1 is 1/10)
+        values = {k: number.exact(v) for k, v in problem.init_values.items()}
+        self.init_cost: Number = values.get((COST_FUNCTION, ()), 0)
         bits = 0
         for pred, args in problem.init_atoms:
             bits |= 1 << self.atom(pred, args)
-        values = dict(problem.init_values)
         if self.cost_tracked:
             values[(COST_FUNCTION, ())] = self.init_cost
         else:
@@ -147,7 +146,7 @@ class Task:
     def compile_expr(self, e: tuple, b: dict[str, str]) -> tuple:
         tag = e[0]
         if tag == "num":
-            return e
+            return e if type(e[1]) is int else ("num", number.exact(e[1]))
         if tag == "fn":
             return ("fv", self.fluent(e[1], tuple(b.get(a, a) for a in e[2])))
         if tag == "neg":
@@ -415,12 +414,12 @@ class Task:
         detail = "" if why in ([], [text]) else " (" + "; ".join(why) + ")"
         return f"its effect reads {text}, which is undefined{detail}"
 
-    def plan_value(self, state: State, length: int, cost: float) -> float | None:
+    def plan_value(self, state: State, length: int, cost: Number) -> Number | None:
         """What VAL reports for a plan: the metric in the final state, or its length
         without a metric. `cost` is the sum of the step costs."""
         metric = self.problem.metric
         if metric is None:
-            return float(length)
+            return length
         if self.cost_tracked:
             nums = state[1]
             i = self.fluent_index[(COST_FUNCTION, ())]
@@ -448,7 +447,7 @@ class Task:
     def describe_expr(self, e: tuple) -> str:
         tag = e[0]
         if tag == "num":
-            return _fmt_num(e[1])
+            return number.pddl(e[1])
         if tag == "fv":
             fn, args = self.fluents[e[1]]
             return "(" + " ".join((fn, *args)) + ")"
@@ -457,7 +456,8 @@ class Task:
         return f"({e[1]} {self.describe_expr(e[2])} {self.describe_expr(e[3])})"
 
     def facts(self, state: State) -> list[str]:
-        """The atoms and fluent values of a state, as PDDL literals, sorted."""
+        """The atoms and fluent values of a state, as PDDL literals, sorted (a value
+        without a finite decimal as `(/ 1 3)`, which parses back to it)."""
         bits, nums = state
         out = []
         for i in atom_indices(bits):
@@ -466,7 +466,7 @@ class Task:
         for i, v in enumerate(nums):
             if v is not None:
                 fn, args = self.fluents[i]
-                out.append(f"(= ({' '.join((fn, *args))}) {_fmt_num(v)})")
+                out.append(f"(= ({' '.join((fn, *args))}) {number.pddl(v)})")
         return sorted(out)
 
 
@@ -554,7 +554,7 @@ def _substitute(x, b: dict[str, str]):
     return x
 
 
-def _substitute_cost(e: tuple, final: float | None) -> tuple | None:
+def _substitute_cost(e: tuple, final: Number | None) -> tuple | None:
     """A lifted metric expression with (total-cost) replaced by its final value."""
     if e == COST_TERM:
         return None if final is None else ("num", final)

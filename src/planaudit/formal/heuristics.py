@@ -2,7 +2,10 @@
 
 Both work on the delete relaxation: negative and numeric preconditions are
 dropped and conditional adds count as unconditional, which only weakens the
-estimate. Infinity means the goal is unreachable even so: a dead end.
+estimate. Infinity means the goal is unreachable even so: a dead end. Costs and
+estimates are exact numbers (`number.py`), so that LM-cut's subtractions of cost
+shares lose nothing: in floats 0.1 + 0.2 exceeds 0.3, and an estimate a rounding
+above the true cost is no longer admissible.
 
 Costs are lower bounds that hold in every state (`cost_bound`): an action's
 cost when it is a constant, else 0. An action whose cost depends on the state
@@ -17,23 +20,25 @@ import heapq
 from collections.abc import Callable
 
 from planaudit.formal.ground import Task
+from planaudit.formal.number import Number
 from planaudit.formal.search import unit_cost
 from planaudit.formal.task import Operator, State, atom_indices
 
-INF = float("inf")
+INF = float("inf")  # the only float: a dead end; every finite cost is exact
+Cost = Number | float
 
 # A landmark found by LM-cut: (mask of its operator indices, those indices, its cost share).
-Landmark = tuple[int, tuple[int, ...], float]
+Landmark = tuple[int, tuple[int, ...], Cost]
 
 
-def cost_bound(op: Operator) -> float:
+def cost_bound(op: Operator) -> Cost:
     """What `op` costs at least, in any state (see the module docstring); conditional
     and state-dependent parts count as 0 (`Operator.cost_bound`)."""
     return op.cost_bound
 
 
-def _costs(task: Task, ops: list[Operator]) -> list[float]:
-    return [1.0] * len(ops) if unit_cost(task, ops) else [cost_bound(op) for op in ops]
+def _costs(task: Task, ops: list[Operator]) -> list[Cost]:
+    return [1] * len(ops) if unit_cost(task, ops) else [cost_bound(op) for op in ops]
 
 
 def _conditional_adds(op: Operator) -> int:
@@ -47,7 +52,7 @@ def _adds(op: Operator) -> list[int]:
     return atom_indices(op.add | _conditional_adds(op))
 
 
-def hmax(task: Task) -> Callable[[State], float]:
+def hmax(task: Task) -> Callable[[State], Cost]:
     """h_max: the cost of the most expensive goal atom, where an atom costs its
     cheapest achiever's cost plus that achiever's most expensive precondition."""
     ops = task.all_operators()
@@ -63,16 +68,16 @@ def hmax(task: Task) -> Callable[[State], float]:
     goal = atom_indices(task.goal_pos)
     n_pre = [len(ps) for ps in pre]
 
-    def h(state: State) -> float:
+    def h(state: State) -> Cost:
         dist = [INF] * n_atoms
-        heap: list[tuple[float, int]] = []
+        heap: list[tuple[Cost, int]] = []
         for a in atom_indices(state[0]):
             if a < n_atoms:
-                dist[a] = 0.0
-                heap.append((0.0, a))
+                dist[a] = 0
+                heap.append((0, a))
         waiting = n_pre[:]
 
-        def fire(j: int, at: float) -> None:
+        def fire(j: int, at: Cost) -> None:
             c = at + cost[j]
             for a in adds[j]:
                 if c < dist[a]:
@@ -80,7 +85,7 @@ def hmax(task: Task) -> Callable[[State], float]:
                     heapq.heappush(heap, (c, a))
 
         for j in no_pre:
-            fire(j, 0.0)
+            fire(j, 0)
         remaining = set(goal)
         while heap and remaining:
             d, a = heapq.heappop(heap)
@@ -91,7 +96,7 @@ def hmax(task: Task) -> Callable[[State], float]:
                 waiting[j] -= 1
                 if waiting[j] == 0:  # atoms leave the heap cheapest first: `a` is the dearest
                     fire(j, d)
-        return max((dist[a] for a in goal), default=0.0)
+        return max((dist[a] for a in goal), default=0)
 
     return h
 
@@ -121,7 +126,7 @@ class LandmarkCut:
         self.base = _costs(task, ops)
         self.pre.append(atom_indices(task.goal_pos) or [n])  # the artificial goal operator
         self.adds.append([self.goal_atom])
-        self.base.append(0.0)
+        self.base.append(0)
         self.by_pre: list[list[int]] = [[] for _ in range(n + 2)]
         self.achievers: list[list[int]] = [[] for _ in range(n + 2)]
         for j, ps in enumerate(self.pre):
@@ -135,10 +140,10 @@ class LandmarkCut:
         self.add_mask = [op.add | _conditional_adds(op) for op in ops]
         self.goal_mask = task.goal_pos
 
-    def __call__(self, state: State) -> float:
+    def __call__(self, state: State) -> Cost:
         return self.estimate(state, None, -1)[0]
 
-    def bound(self, memo: tuple[Landmark, ...], op: int, step: float, state: State) -> float:
+    def bound(self, memo: tuple[Landmark, ...], op: int, step: Cost, state: State) -> Cost:
         """A lower bound on h of `state`, reached by operator `op` from the state of `memo`.
 
         The landmarks handed down give their sum. With unit costs the operators of
@@ -147,7 +152,7 @@ class LandmarkCut:
         one more landmark, worth 1. A few bit operations per operator, where an
         estimate walks the whole relaxed task: A* then estimates mostly the states
         it will expand."""
-        total = 0.0
+        total = 0
         free: list[int] = []
         for mask, members, m in reversed(memo):  # the latest found lie nearest the state
             if not mask >> op & 1:
@@ -166,16 +171,16 @@ class LandmarkCut:
                 else:
                     waiting.append(j)
             if len(waiting) == len(free):
-                return total + 1.0
+                return total + 1
             free = waiting
         return total
 
     def estimate(self, state: State, parent: tuple[Landmark, ...] | None,
-                 op: int) -> tuple[float, tuple[Landmark, ...]]:
+                 op: int) -> tuple[Cost, tuple[Landmark, ...]]:
         """h(state) and its landmarks, starting from those of `parent` that avoid `op`."""
         cost = self.base[:]
         kept: list[Landmark] = []
-        total = 0.0
+        total = 0
         for lm in parent or ():
             mask, members, m = lm
             if mask >> op & 1:
@@ -184,7 +189,7 @@ class LandmarkCut:
             total += m
             for j in members:
                 c = cost[j] - m
-                cost[j] = c if c > 0.0 else 0.0
+                cost[j] = c if c > 0 else 0
         start = [*atom_indices(state[0]), self.init_atom]
         dist, supp, sval = self._hmax(start, cost)
         found = self._cuts(start, cost, dist, supp, sval)
@@ -194,7 +199,7 @@ class LandmarkCut:
             total += lm[2]
         return total, (*kept, *found)
 
-    def _hmax(self, start: list[int], cost: list[float]):
+    def _hmax(self, start: list[int], cost: list[Cost]):
         """h_max from `start`: atom distances, each operator's supporter and its value.
 
         Atoms leave the queue cheapest first, so the last precondition of an
@@ -211,8 +216,8 @@ class LandmarkCut:
         by_pre, adds = self.by_pre, self.adds
         heap = []
         for a in start:
-            dist[a] = 0.0
-            heap.append((0.0, a))
+            dist[a] = 0
+            heap.append((0, a))
         pop, push = heapq.heappop, heapq.heappush
         while heap:
             d, a = pop(heap)
@@ -231,7 +236,7 @@ class LandmarkCut:
                         push(heap, (c, b))
         return dist, supp, sval
 
-    def _hmax01(self, start: list[int], cost: list[float]):
+    def _hmax01(self, start: list[int], cost: list[Cost]):
         """`_hmax` where every cost is 0 or 1: a list per layer instead of a heap."""
         n_ops = len(self.pre)
         dist = [INF] * (self.n + 2)
@@ -241,10 +246,10 @@ class LandmarkCut:
         by_pre, adds = self.by_pre, self.adds
         layer = start[:]
         for a in layer:
-            dist[a] = 0.0
-        d = 0.0
+            dist[a] = 0
+        d = 0
         while layer:
-            after = d + 1.0
+            after = d + 1
             nxt = []
             for a in layer:  # grows while read
                 if dist[a] != d:
@@ -270,8 +275,8 @@ class LandmarkCut:
             d = after
         return dist, supp, sval
 
-    def _update(self, heap: list[tuple[float, int]], cost: list[float], dist: list[float],
-                supp: list[int], sval: list[float]) -> None:
+    def _update(self, heap: list[tuple[Cost, int]], cost: list[Cost], dist: list[Cost],
+                supp: list[int], sval: list[Cost]) -> None:
         """h_max after costs fell: only atoms downstream of a cheaper operator change."""
         pre, by_pre, adds = self.pre, self.by_pre, self.adds
         pop, push = heapq.heappop, heapq.heappush
@@ -282,7 +287,7 @@ class LandmarkCut:
             for j in by_pre[a]:
                 if supp[j] == -1:
                     continue  # still unreachable: its cost cannot fall
-                best, val = -1, -1.0
+                best, val = -1, -1
                 for p in pre[j]:
                     if dist[p] > val:
                         best, val = p, dist[p]
@@ -295,8 +300,8 @@ class LandmarkCut:
                         dist[b] = c
                         push(heap, (c, b))
 
-    def _cuts(self, start: list[int], cost: list[float], dist: list[float], supp: list[int],
-              sval: list[float]) -> list[Landmark] | None:
+    def _cuts(self, start: list[int], cost: list[Cost], dist: list[Cost], supp: list[int],
+              sval: list[Cost]) -> list[Landmark] | None:
         """The landmarks that the rest of the costs still allow; None at a dead end."""
         goal_atom, achievers, by_pre, adds = self.goal_atom, self.achievers, self.by_pre, self.adds
         size = self.n + 2
@@ -304,7 +309,7 @@ class LandmarkCut:
         while True:
             if dist[goal_atom] == INF:
                 return None
-            if dist[goal_atom] == 0.0:
+            if dist[goal_atom] == 0:
                 return found
             # the goal zone: atoms reaching the goal through zero-cost supporters
             zone = bytearray(size)
@@ -312,7 +317,7 @@ class LandmarkCut:
             stack = [goal_atom]
             for a in stack:  # grows while read
                 for j in achievers[a]:
-                    if cost[j] == 0.0:
+                    if cost[j] == 0:
                         s = supp[j]
                         if s >= 0 and not zone[s]:
                             zone[s] = 1

@@ -16,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from planaudit.formal import number
 from planaudit.formal.ground import Task
+from planaudit.formal.number import Number
 from planaudit.formal.task import Operator, State, atom_indices
 
 
@@ -25,11 +27,14 @@ class SearchResult:
     status: str  # "solved", "unsolvable" or "limit"
     method: str
     plan: list[Operator] | None = None
-    cost: float | None = None
+    cost: Number | None = None  # exact (`number.py`)
     expanded: int = 0
     generated: int = 0  # distinct states seen
     seconds: float = 0.0
     closed: set | None = field(default=None, repr=False)  # every reachable state, on exhaustion
+    # A* on exhaustion: `closed` holds the states it expanded, `dead_ends` those it pruned
+    # because the heuristic is infinite there (the unsolvability certificate's two parts)
+    dead_ends: set | None = field(default=None, repr=False)
 
     @property
     def length(self) -> int | None:
@@ -40,7 +45,7 @@ def unit_cost(task: Task, ops: list[Operator]) -> bool:
     """Whether every operator costs exactly 1 (or the task has no costs at all)."""
     if not task.has_cost:
         return True
-    return all(op.constant_cost == 1.0 for op in ops)  # conditional costs vary: not unit
+    return all(op.constant_cost == 1 for op in ops)  # conditional costs vary: not unit
 
 
 def _extract(parent: dict, state, ops: list[Operator]) -> list[Operator]:
@@ -192,11 +197,11 @@ def _bfs_general(task: Task, ops: list[Operator], max_states: int,
                         closed=set(parent))
 
 
-def plan_cost(task: Task, plan: list[Operator]) -> float:
-    """The cost of a plan as the validator counts it (its length without costs)."""
+def plan_cost(task: Task, plan: list[Operator]) -> Number:
+    """The exact cost of a plan as the validator counts it (its length without costs)."""
     if not task.has_cost:
-        return float(len(plan))
-    state, cost = task.init, 0.0
+        return len(plan)
+    state, cost = task.init, 0
     for op in plan:
         cost += op.step_cost(state)
         state = op.apply(state)
@@ -227,7 +232,7 @@ class Plain:
         return h, h
 
     def bound(self, memo: float, op: int, step: float, state: State) -> float:
-        return max(0.0, memo - step)  # h(parent) <= step + h*(child)
+        return max(0, memo - step)  # h(parent) <= step + h*(child)
 
 
 def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str,
@@ -250,10 +255,10 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
     unit = unit_cost(task, ops)
     init = task.init
     parent: dict[State, tuple[State, int] | None] = {init: None}
-    g: dict[State, float] = {init: 0.0}
-    hval: dict[State, float] = {}
+    g: dict[State, Number] = {init: 0}  # exact costs: a float sum could miss the optimum
+    hval: dict[State, Number | float] = {}
     memo: dict[State, Any] = {}
-    heap = [(0.0, -0.0, 0, init)]
+    heap = [(0, 0, 0, init)]
     counter = 0
     expanded = 0
     inf = float("inf")
@@ -284,7 +289,7 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
         expanded += 1
         now = time.perf_counter()
         if now - last_report > 10.0:
-            progress(f"{name}: {expanded} expanded, {len(g)} states, f = {f:g}")
+            progress(f"{name}: {expanded} expanded, {len(g)} states, f = {number.render(f)}")
             last_report = now
         if len(g) > max_states or (max_seconds is not None
                                    and time.process_time() - cpu_start > max_seconds):
@@ -293,9 +298,9 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
         m = memo[s]
         for i, op in _applicable(s, ops, keys, groups, always):
             t = op.apply(s)
-            step = 1.0 if unit else op.step_cost(s)
+            step = 1 if unit else op.step_cost(s)
             if step < 0:
-                raise ValueError(f"{op.name} costs {step:g} here: A* needs costs of at least 0")
+                raise ValueError(f"{op.name} costs {number.render(step)} here: A* needs costs of at least 0")
             gt = gs + step
             if gt >= g.get(t, inf):
                 continue  # reopening happens when a cheaper path turns up
@@ -308,8 +313,11 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
             elif bound == inf:
                 continue
             heapq.heappush(heap, (gt + bound, -gt, counter, t))
+    # exhausted: every state seen was expanded or found a dead end (each entry is popped)
+    dead = {s for s, h in hval.items() if h == inf}
     return SearchResult("unsolvable", name, expanded=expanded, generated=len(g),
-                        seconds=time.perf_counter() - start)
+                        seconds=time.perf_counter() - start, closed=set(g) - dead,
+                        dead_ends=dead)
 
 
 def _applicable(s: State, ops: list[Operator], keys: int, groups: list[list[tuple]],

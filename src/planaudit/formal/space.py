@@ -120,7 +120,7 @@ def goal_distance(task: Task, start: int, ops: list[Operator], forbidden: int = 
     state where an atom of `forbidden` holds; "unsolvable" when the search exhausts the
     reachable states without reaching the goal, "beyond" when no plan is at most
     `max_depth` long, "limit" when it stops at `max_states`."""
-    if task.has_cost and not all(op.constant_cost == 1.0 for op in ops):
+    if task.has_cost and not all(op.constant_cost == 1 for op in ops):
         raise Unsupported("goal distances here count steps; the task has other costs")
     gp, gn, rest = task.goal_pos, task.goal_neg, task.goal_rest
     nums = task.init[1]

@@ -10,7 +10,8 @@ read against the PDDL definition at a glance:
                  ("when", cond, effects)  ("forall", params, effects)
 
 A parameter list is a tuple of (name, types) where `types` is a tuple of type
-names (more than one only for `either`).
+names (more than one only for `either`). A number `v` is exact: an int, or a
+Fraction when not integral (`number.parse`), never a float.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planaudit.formal import number
+from planaudit.formal.number import Number
 from planaudit.formal.sexpr import PDDLError, SExpr, line_of_word, parse, read_file
 
 SUPPORTED_REQUIREMENTS = frozenset(
@@ -82,7 +85,7 @@ class Problem:
     domain_name: str
     objects: dict[str, tuple[str, ...]]
     init_atoms: list[tuple[str, tuple[str, ...]]]
-    init_values: dict[tuple[str, tuple[str, ...]], float]
+    init_values: dict[tuple[str, tuple[str, ...]], Number]  # exact (`number.py`)
     goal: tuple
     metric: tuple | None = None  # ("minimize"|"maximize", expression)
     source: str = "<string>"
@@ -176,7 +179,7 @@ class _Reader:
     def expression(self, s: SExpr, where: str) -> tuple:
         if isinstance(s, str):
             if _is_number(s):
-                return ("num", float(s))
+                return ("num", number.parse(s))
             raise self.error(f"expected a number or a function term in {where}, found '{s}'", s)
         if not s:
             raise self.error(f"empty expression in {where}")
@@ -443,13 +446,13 @@ def _init_fact(fact: SExpr, prob: Problem, domain: Domain, reader: _Reader) -> N
             raise reader.error(f"numeric value expected in :init, found {value!r}", fact[1][0])
         if not term or not all(isinstance(x, str) for x in term):
             raise reader.error(f"bad function term {term!r} in :init")
-        prob.init_values[(term[0], tuple(term[1:]))] = float(value)
+        prob.init_values[(term[0], tuple(term[1:]))] = number.parse(value)
         return
     if fact[0] == "=" and len(fact) == 3:  # (= f 0) for a 0-ary function written bare
         if isinstance(fact[1], str) and fact[1] in domain.functions:
             if not isinstance(fact[2], str) or not _is_number(fact[2]):
                 raise reader.error(f"numeric value expected in :init, found {fact[2]!r}", fact[1])
-            prob.init_values[(fact[1], ())] = float(fact[2])
+            prob.init_values[(fact[1], ())] = number.parse(fact[2])
             return
     if fact[0] == "not":
         return  # closed world: an explicit negative fact says nothing new
@@ -479,3 +482,4 @@ def load_domain(path: str | Path) -> Domain:
 
 def load_problem(path: str | Path, domain: Domain) -> Problem:
     return parse_problem(read_file(path), domain, str(path))
+

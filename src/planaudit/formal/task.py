@@ -13,7 +13,8 @@ literals as two bitmasks (the fast path, a subset test), and whatever else
 PDDL rule: deletes first, then adds; numeric effects and the conditions of
 conditional effects read the old state.
 
-Numbers are compared exactly (no tolerance). A value is undefined when it reads
+Numbers are exact (`number.py`: an int when integral, a Fraction otherwise) and
+are compared exactly (no tolerance). A value is undefined when it reads
 a fluent without a value or divides by zero. Conditions use three-valued
 (Kleene) logic: a comparison on an undefined value is unknown, `not` keeps it
 unknown, `and`/`or` decide only when the known parts decide, and a condition
@@ -26,6 +27,9 @@ assignment among the updates (`assign`, `scale-up`, `scale-down`); several
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
+
+from planaudit.formal.number import Number, divide
 
 State = tuple[int, tuple]
 
@@ -47,8 +51,8 @@ def atom_indices(mask: int) -> list[int]:
     return out
 
 
-def value(e: tuple, nums: tuple) -> float | None:
-    """The value of a compiled expression; None when undefined."""
+def value(e: tuple, nums: tuple) -> Number | None:
+    """The exact value of a compiled expression; None when undefined."""
     tag = e[0]
     if tag == "num":
         return e[1]
@@ -62,16 +66,15 @@ def value(e: tuple, nums: tuple) -> float | None:
     if a is None or b is None:
         return None
     sym = e[1]
-    if sym == "+":
-        return a + b
-    if sym == "-":
-        return a - b
-    if sym == "*":
-        return a * b
-    return a / b if b != 0 else None
+    if sym == "/":
+        return divide(a, b)
+    r = a + b if sym == "+" else a - b if sym == "-" else a * b
+    if type(r) is Fraction and r.denominator == 1:
+        return r.numerator  # integral again: back to the fast int
+    return r
 
 
-def compare(op: str, a: float | None, b: float | None) -> bool | None:
+def compare(op: str, a: Number | None, b: Number | None) -> bool | None:
     """Exact comparison; None (unknown) when either side is undefined."""
     if a is None or b is None:
         return None
@@ -137,10 +140,10 @@ def split_literals(f: tuple) -> tuple[int, int, tuple | None]:
     return pos, neg, (("and", tuple(rest)) if rest else None)
 
 
-def constant(e: tuple | None) -> float | None:
+def constant(e: tuple | None) -> Number | None:
     """The value of an expression that reads no fluent (None if it reads one)."""
     if e is None:
-        return 0.0
+        return 0
     return value(e, ()) if not _reads_fluent(e) else None
 
 
@@ -188,24 +191,24 @@ class Operator:
         return self.pre_rest is None and not self.assigns and not self.conditional
 
     @property
-    def constant_cost(self) -> float | None:
+    def constant_cost(self) -> Number | None:
         """The step cost if it is the same in every state, else None."""
         if any(eff.cost is not None for eff in self.conditional):
             return None
         return constant(self.cost)
 
     @property
-    def cost_bound(self) -> float:
+    def cost_bound(self) -> Number:
         """A lower bound on the step cost in any state, for admissible heuristics:
         a part that depends on the state or on a condition counts as 0, unless it
         is a negative constant (which lowers the bound)."""
         c = constant(self.cost)
-        bound = c if c is not None else 0.0
+        bound = c if c is not None else 0
         for eff in self.conditional:
             ce = constant(eff.cost)
             if ce is not None and ce < 0:
                 bound += ce
-        return max(0.0, bound)
+        return max(0, bound)
 
     def precondition_holds(self, state: State) -> bool:
         bits = state[0]
@@ -275,22 +278,23 @@ class Operator:
                 new[i] = v
             elif old is None or v is None:
                 new[i] = None
-            elif op == "increase":
-                new[i] = old + v
-            elif op == "decrease":
-                new[i] = old - v
-            elif op == "scale-up":
-                new[i] = old * v
+            elif op == "scale-down":
+                new[i] = divide(old, v)
             else:
-                new[i] = old / v if v else None
+                r = old + v if op == "increase" else old - v if op == "decrease" else old * v
+                if type(r) is Fraction and r.denominator == 1:
+                    r = r.numerator
+                new[i] = r
         return (new_bits, tuple(new))
 
-    def step_cost(self, state: State) -> float:
+    def step_cost(self, state: State) -> Number:
         """What this step adds to total-cost in `state` (conditional parts included)."""
-        total = 0.0
+        total: Number = 0
         if self.cost is not None:
-            total += value(self.cost, state[1]) or 0.0
+            total += value(self.cost, state[1]) or 0
         for eff in self.conditional:
             if eff.cost is not None and holds(eff.cond, state):
-                total += value(eff.cost, state[1]) or 0.0
+                total += value(eff.cost, state[1]) or 0
+        if type(total) is Fraction and total.denominator == 1:
+            return total.numerator
         return total

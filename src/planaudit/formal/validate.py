@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from planaudit.formal import number
 from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.number import Number
 from planaudit.formal.plan import Step, format_step
 from planaudit.formal.task import State
 
@@ -35,13 +37,13 @@ class Verdict:
     executable: bool
     goal_reached: bool
     length: int
-    cost: float | None  # the metric's final value (VAL's "Final value"); the length without one
+    cost: Number | None  # the metric's exact final value (VAL's "Final value"); the length without one
     failure: Failure | None
 
     def to_json(self) -> dict:
+        """As JSON: the cost an int when integral, else the nearest float (the boundary)."""
         d = asdict(self)
-        if d["cost"] is not None and float(d["cost"]).is_integer():
-            d["cost"] = int(d["cost"])
+        d["cost"] = number.to_json(d["cost"])
         return d
 
 
@@ -52,7 +54,7 @@ def _undefined_note(task: Task, formula: tuple, state: State) -> str:
 
 def validate(task: Task, steps: list[Step]) -> Verdict:
     state = task.init
-    cost = 0.0
+    cost: Number = 0
     for i, step in enumerate(steps, 1):
         try:
             op = task.operator(*step)

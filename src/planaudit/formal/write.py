@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from planaudit.formal import number
+from planaudit.formal.number import pddl as _num
 from planaudit.formal.syntax import Domain, Problem
 
 
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(v)
+def _literal(fn: str, args: tuple[str, ...], v) -> str:
+    """An :init value, which PDDL allows only as a number literal: a value with no
+    finite decimal (1/3) has none, and an approximation would change the problem."""
+    text = _num(v)
+    if text.startswith("("):
+        raise ValueError(f"(= ({' '.join((fn, *args))}) {number.render(v)}) cannot be written "
+                         "in :init: the value has no finite decimal, and PDDL's :init takes "
+                         "number literals only")
+    return text
 
 
 def _params(params) -> str:
@@ -51,7 +60,7 @@ def problem(p: Problem) -> str:
                                                       f"(either {' '.join(types)})")
                              for types, names in by_type.items())
     init = [formula(("atom", pred, args)) for pred, args in p.init_atoms]
-    init += [f"(= {expression(('fn', fn, args))} {_num(v)})"
+    init += [f"(= {expression(('fn', fn, args))} {_literal(fn, args, v)})"
              for (fn, args), v in p.init_values.items()]
     lines = [f"(define (problem {p.name})", f"  (:domain {p.domain_name})",
              f"  (:objects\n    {objects})" if objects else "  (:objects)",

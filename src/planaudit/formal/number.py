@@ -1,0 +1,112 @@
+"""Exact numbers for numeric fluents: an `int` when integral, a `Fraction` otherwise.
+
+PDDL's numbers are rationals. In binary floating point `(increase (f) 0.1)` three
+times from 0 does not reach `(= (f) 0.3)`, so values are kept exact. Integers stay
+Python ints (the common case: costs, counts, capacities), whose arithmetic is many
+times faster than Fraction's; a value becomes a Fraction only when it is not
+integral, and `exact` turns an integral Fraction back into an int. A scaled integer
+was not chosen: `(/ 1 3)` has no finite decimal scale.
+
+Text gets the shortest exact decimal when the value has one (`0.3`), else the
+fraction (`1/3`); PDDL text gets `(/ 1 3)`, which parses back to the same value.
+Only at the boundary to JSON and Parquet (`to_json`) may a non-integral value
+become the nearest float.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+Number = int | Fraction
+
+_LITERAL = re.compile(r"(-?)(\d*)(?:\.(\d*))?")
+
+
+def parse(tok: str) -> Number:
+    """The exact value of a PDDL number literal (`3`, `-0.25`, `.5`, `2.`)."""
+    m = _LITERAL.fullmatch(tok)
+    if m is None or not (m[2] or m[3]):
+        raise ValueError(f"not a number literal: {tok!r}")
+    sign, whole, frac = m[1], m[2] or "0", m[3] or ""
+    n = int(whole + frac)
+    if sign:
+        n = -n
+    return exact(Fraction(n, 10 ** len(frac))) if frac else n
+
+
+def exact(v) -> Number:
+    """`v` as an exact Number: an int when integral. A float (handed in by code
+    outside the formal core) is read as the decimal it prints as, 0.1 as 1/10."""
+    if type(v) is int:
+        return v
+    if isinstance(v, Fraction):
+        return v.numerator if v.denominator == 1 else v
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError(f"not a finite number: {v!r}")
+        return exact(Fraction(repr(v)))
+    if isinstance(v, str):
+        return parse(v)
+    raise TypeError(f"not a number: {v!r}")
+
+
+def divide(a: Number, b: Number) -> Number | None:
+    """a / b exactly; None (undefined) when b is 0."""
+    if b == 0:
+        return None
+    if type(a) is int and type(b) is int:
+        q, r = divmod(a, b)
+        return q if r == 0 else Fraction(a, b)
+    return exact(Fraction(a) / b)
+
+
+def _decimal(v: Fraction) -> str | None:
+    """The shortest exact decimal of `v`, or None when its denominator has a prime
+    factor other than 2 and 5 (no finite decimal)."""
+    q = v.denominator
+    twos = fives = 0
+    while q % 2 == 0:
+        q //= 2
+        twos += 1
+    while q % 5 == 0:
+        q //= 5
+        fives += 1
+    if q != 1:
+        return None
+    places = max(twos, fives)
+    scaled = abs(v.numerator) * 10 ** places // v.denominator
+    digits = str(scaled).rjust(places + 1, "0")
+    whole, frac = digits[:-places], digits[-places:].rstrip("0")
+    return ("-" if v < 0 else "") + whole + ("." + frac if frac else "")
+
+
+def render(v) -> str:
+    """`v` as text for people: `3`, `0.3`, `-1.25`, or `1/3` when no decimal is exact."""
+    v = exact(v)
+    if type(v) is int:
+        return str(v)
+    dec = _decimal(v)
+    return dec if dec is not None else f"{v.numerator}/{v.denominator}"
+
+
+def pddl(v) -> str:
+    """`v` as PDDL text that parses back to it: a decimal literal, or `(/ p q)`."""
+    v = exact(v)
+    if type(v) is int:
+        return str(v)
+    dec = _decimal(v)
+    return dec if dec is not None else f"(/ {v.numerator} {v.denominator})"
+
+
+def to_json(v) -> int | float | None:
+    """`v` for JSON or Parquet: an int when integral, else the nearest float (the one
+    place where exactness ends; a decimal such as 0.3 still prints as 0.3)."""
+    if v is None:
+        return None
+    v = exact(v)
+    return v if type(v) is int else float(v)
