@@ -4,6 +4,7 @@ or the episode ends as a named error: never a vague "a required condition"."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,45 @@ def test_online_a_condition_without_a_template_is_a_named_failure():
     del renderer.t.predicates["powered"]
     with pytest.raises(RenderFailed, match="no template for predicate 'powered'"):
         env.call("query_state", {"predicate": "powered"})
+
+
+def _modulo(folder, tmp, monkeypatch):
+    """A scripted model behind the real litellm path answers a modulo episode."""
+    from tests.fake_openai import FakeOpenAI, reply
+    from tests.test_offline import episode
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI([reply(REPLY)] * 12) as srv:
+        row, _ = episode("openai/test", "modulo", folder, "loadbalancing/p01", tmp,
+                         api_base=srv.api_base, params={"max_tokens": 256})
+    return row, srv.requests
+
+
+def test_modulo_tells_the_model_the_numeric_conditions(tmp_path, monkeypatch):
+    from tests.test_reference import task_dir
+
+    folder = task_dir("loadbalancing/p01", str(tmp_path / "suite"))
+    row, requests = _modulo(folder, tmp_path, monkeypatch)
+    told = [m["content"] for r in requests for m in r["messages"]
+            if "A validator rejected" in str(m.get("content"))]
+    assert told and all("a required condition" not in t for t in told)
+    assert "the number of buckets on server s1" in told[0]
+    assert row["outcome"] == "inapplicable-action" and row["error"] is None
+
+
+def test_a_feedback_that_cannot_be_rendered_ends_the_episode_as_a_named_error(
+        tmp_path, monkeypatch):
+    import yaml
+
+    from tests.test_reference import task_dir
+
+    folder = task_dir("loadbalancing/p01", str(tmp_path / "suite"))
+    brief = json.loads((folder / "brief.json").read_text())
+    nl = yaml.safe_load(Path(brief["source"]).read_text())
+    del nl["functions"]["load"]
+    broken = tmp_path / "nl.yaml"
+    broken.write_text(yaml.safe_dump(nl))
+    (folder / "brief.json").write_text(json.dumps({**brief, "source": str(broken)}))
+    row, requests = _modulo(folder, tmp_path, monkeypatch)
+    assert row["outcome"] == "error" and "no template for function 'load'" in row["error"]
+    assert len(requests) == 1  # nothing vaguer than the brief was sent to the model
