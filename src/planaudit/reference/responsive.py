@@ -4,8 +4,9 @@ It answers as the oracle with seeded faults (`faults.py`), like `reference/flawe
 then reacts to what a method puts in front of it, each reaction a seeded draw at the
 rate the config gives its mechanism (`responses:` of the model's entry):
 
-- `feedback` (modulo): a validator's rejection; it corrects the fault the named step is
-  put down to;
+- `feedback` (modulo): a validator's rejection; it reads the step the rejection names
+  and corrects the fault that step is put down to (a step that is not where its answer
+  first fails, as it sees it on the hidden model, only if one of its faults wrote it);
 - `self_critique` (self-refine): its critique lists its mechanical faults (unknown names,
   wrong arity); the revision corrects each;
 - `reasoning` (cot, plan-and-solve, step-back, tot): a reasoning reply of its own in the
@@ -24,6 +25,7 @@ no state between calls), so the cache and the transcripts work as for any model.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
@@ -64,6 +66,7 @@ class Calibrator:
     rates: dict
     key: str  # seed:task:sample, what the draws are seeded by
     forced: dict = field(default_factory=dict)
+    folder: str | None = None  # the task folder: its hidden model, to check feedback on
 
     def rate(self, mechanism: str, fault: Fault) -> float:
         if mechanism == "self_critique" and fault.kind not in MECHANICAL:
@@ -120,7 +123,7 @@ def _calibrator(folder: str, key: str, faults: str, responses: str) -> Calibrato
 
     plan = list(truth["plan"]) if truth["solvable"] else None
     found = seed_faults(plan, task.objects, json.loads(faults), random.Random(key), random_plan)
-    return Calibrator(plan, found, json.loads(responses), key)
+    return Calibrator(plan, found, json.loads(responses), key, folder=folder)
 
 
 # -- offline: answers, critiques ------------------------------------------------------
@@ -168,7 +171,7 @@ def offline_state(cal: Calibrator, messages: list[dict]) -> tuple[frozenset[int]
             step = re.search(r"\baction (\d+),", text)
             k = item_at(answer, int(step.group(1)) - 1) if step else (
                 len(answer) if "goal is not reached" in text else None)
-            f = responsible(answer, k) if k is not None else None
+            f = told(cal, answer, k) if k is not None else None
             if f is not None and cal.corrects("feedback", f):
                 remaining -= {f}
         elif text.startswith(_ISSUES) and answer is not None:
@@ -180,6 +183,30 @@ def offline_state(cal: Calibrator, messages: list[dict]) -> tuple[frozenset[int]
         elif (replan := _REPLAN.match(text)) is not None:
             done += int(replan.group(1))  # the refused step is left out
     return remaining, done
+
+
+def first_failure(cal: Calibrator, answer: list[Item]) -> int | None:
+    """The item where its answer first fails on the hidden model (len(answer): the goal),
+    as the calibrator sees it with its privileged access; None for a valid answer."""
+    from planaudit.formal import validate
+
+    if cal.folder is None:
+        raise ValueError("the calibrator reads feedback against its task: give it the folder")
+    steps = [split(it.text) for it in answer if it.text is not None]
+    failure = validate(hidden_task(cal.folder), steps).failure
+    if failure is None:
+        return None
+    return len(answer) if failure.step is None else item_at(answer, failure.step - 1)
+
+
+def told(cal: Calibrator, answer: list[Item], k: int) -> int | None:
+    """The fault a rejection naming item `k` (len(answer): the goal) is put down to. The
+    step it is told is read as told: where its answer does first fail, the fault behind
+    that failure (`responsible`, which looks back to a dropped step); anywhere else only
+    the fault that wrote that very step, so feedback naming the wrong step misleads it."""
+    if k == first_failure(cal, answer):
+        return responsible(answer, k)
+    return answer[k].fault if k < len(answer) else None
 
 
 def final_answer(cal: Calibrator, messages: list[dict]) -> str:
@@ -234,6 +261,12 @@ class Actor:
         self.detour: list[str] = []  # restored steps to execute before item k
         self.skipped: set[int] = set()  # items left out after a failed call
         self.gave_up = False
+
+    def copy(self) -> Actor:
+        """An independent actor in the same place (a look-ahead plays it on)."""
+        other = copy.copy(self)
+        other.detour, other.skipped = list(self.detour), set(self.skipped)
+        return other
 
     def _skip_dropped(self) -> None:
         while self.answer is not None and self.k < len(self.answer) and \
