@@ -155,3 +155,35 @@ def test_division_by_zero_is_undefined():
     assert number.divide(1, 0) is None
     assert number.divide(6, 3) == 2 and type(number.divide(6, 3)) is int
     assert number.divide(Fraction(1, 2), Fraction(1, 4)) == 2
+
+
+@pytest.mark.parametrize("goal", ["(= (f) 0.3)", "(and (>= (f) 1) (<= (f) 1))", "(> (f) 0.7)"])
+def test_every_short_plan_agrees_with_unified_planning_exactly(goal):
+    """unified-planning computes with Fractions: verdict and cost agree, to the last digit,
+    on every plan of up to four steps (its reader takes (scale-up) written as an assign)."""
+    from itertools import product
+
+    from unified_planning.engines import ValidationResultStatus
+    from unified_planning.io import PDDLReader
+    from unified_planning.shortcuts import PlanValidator, get_environment
+
+    get_environment().credits_stream = None
+    problem = (f"(define (problem p) (:domain tenths) (:init (= (f) 0) (= (total-cost) 0))"
+               f" (:goal {goal}) (:metric minimize (total-cost)))")
+    task = _task(goal, init="(= (f) 0) (= (total-cost) 0)", metric="(:metric minimize (total-cost))")
+    reader = PDDLReader()
+    up = reader.parse_problem_string(TENTHS.replace("(scale-up (f) 3)", "(assign (f) (* (f) 3))"),
+                                     problem)
+    plans = [p for n in range(5) for p in product(("inc", "third", "triple"), repeat=n)]
+    valid = 0
+    with PlanValidator(name="sequential_plan_validator") as checker:
+        for plan in plans:
+            text = "\n".join(f"({a})" for a in plan)
+            ours = validate(task, parse_plan(text))
+            res = checker.validate(up, reader.parse_plan_string(up, text))
+            assert ours.valid == (res.status == ValidationResultStatus.VALID), text
+            if ours.valid:
+                valid += 1
+                (cost,) = res.metric_evaluations.values()
+                assert ours.cost == cost, text
+    assert valid > 0  # the goal is reached by some plan: the costs were compared
