@@ -332,6 +332,8 @@ def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
         out.append(f"<p>Suite: {esc(suite.get('source', 'builtin'))} from "
                    f"<code>{esc(suite.get('root', ''))}</code>; obfuscated domains: "
                    f"{esc(', '.join(suite.get('obfuscate', [])) or 'none')}.</p>")
+    out.append(certificate_sentence(Path(config.get("results", "results")) / "suite"
+                                    / "summary.csv"))
 
     out.append("<h3>Seeds</h3><dl class=design>")
     seeds = list(_seeds(config))
@@ -356,6 +358,29 @@ def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
                    f"<dd>{frame['config_hash'].n_unique()}</dd>")
     out.append("</dl>")
     return "".join(out)
+
+
+def certificate_sentence(summary: Path) -> str:
+    """How the suite's unsolvable tasks are certified (`planaudit suite summary`'s csv),
+    naming every one kept without a certificate (`audit: warn`, two agreeing proofs)."""
+    if not summary.is_file():
+        return ""
+    with summary.open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("solvable") == "False"]
+    if not rows:
+        return ""
+    kinds: dict[str, int] = {}
+    for r in rows:
+        kinds[r.get("certificate") or "missing"] = kinds.get(r.get("certificate") or "missing", 0) + 1
+    made = ", ".join(f"{n} {esc(k)}" for k, n in sorted(kinds.items()) if k != "missing")
+    text = f"<p>Unsolvable tasks: {len(rows)}; certificates checked: {made or 'none'}."
+    missing = [r for r in rows if (r.get("certificate") or "missing") == "missing"]
+    if missing:
+        named = ", ".join(f"{esc(r['domain'])}/{esc(r['task'])} (proven by "
+                          f"{esc(r.get('methods_agreeing') or 'none')})" for r in missing)
+        text += (f" <b>Without a certificate</b> (past the certificate limit, kept under "
+                 f"<code>audit: warn</code> on two agreeing proofs): {named}.")
+    return text + "</p>"
 
 
 def power_sentences(folder: Path) -> str:

@@ -250,7 +250,22 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
                 record["optimal_length"] = shortest.length
     if solvable is False:
         record["certificate_data"] = make_certificate(task, domain_path, problem_path,
-                                                      own.closed)
+                                                      own.closed, own.dead_ends,
+                                                      limits.bfs_states)
         if record["certificate_data"] is not None:
             record["certificate"] = record["certificate_data"]["kind"]
+        else:
+            record["certificate_missing"] = _why_no_certificate(own, limits)
     return record
+
+
+def _why_no_certificate(own: SearchResult, limits: Limits) -> str:
+    """Why an unsolvable task has no certificate, in the words of the limit that stopped it."""
+    if own.closed is None:
+        return (f"own search ({own.method}) did not exhaust the state space "
+                f"({own.status} after {own.generated} states)")
+    if len(own.closed) > limits.bfs_states:
+        return (f"{own.method} expanded {len(own.closed)} states, more than a certificate "
+                f"holds (truth.bfs_states = {limits.bfs_states})")
+    return (f"a dead end that {own.method} pruned has no relaxed-reachability proof "
+            f"({len(own.dead_ends or ())} dead ends)")

@@ -4,13 +4,23 @@ Each disagreement has a kind. `solvability` (a solvable task labelled
 unsolvable or the reverse) always matters; `optimum` (a wrong claimed optimal
 length or cost) and the method-level kinds matter for our own suite, while an
 external suite's `optimum` mismatches are reported without failing the run.
+
+An unsolvable task needs a certificate a checker can verify without search
+(`formal/certificate.py`). Where none could be made (its state space is past what
+a certificate may hold), two kinds: `certificate` when at most one method proved
+the task unsolvable, and `no-certificate` when two independent methods did and
+agree. `audit: warn` keeps an external suite's `no-certificate` task, reported in
+the record, audit.csv, the summary and the report; `audit: strict` and our own
+suite do not: there every unsolvability claim must be checkable.
 """
 
 from __future__ import annotations
 
 from planaudit.suite.catalog import TaskEntry
 
-FATAL_FOR_EXTERNAL = frozenset({"solvability", "disagree", "undecided", "certificate"})
+FATAL_FOR_EXTERNAL = frozenset({"solvability", "disagree", "undecided", "certificate",
+                                "no-certificate"})
+WARN_KEEPS = frozenset({"solvability", "no-certificate"})  # reported, not fatal, under warn
 
 
 def label_problems(entry: TaskEntry, truth: dict) -> list[tuple[str, str]]:
@@ -38,7 +48,15 @@ def label_problems(entry: TaskEntry, truth: dict) -> list[tuple[str, str]]:
         problems.append(("optimum", f"{name}: claims optimal cost {entry.optimal_cost:g}, "
                                     f"proven {truth['optimal_cost']:g}"))
     if truth["solvable"] is False and truth.get("certificate") is None:
-        problems.append(("certificate", f"{name}: unsolvable but no certificate could be made"))
+        why = truth.get("certificate_missing")
+        why = f" ({why})" if why else ""
+        unsolvable = [k for k in truth["proven_by"] if truth["methods"][k]["status"] == "unsolvable"]
+        if len(unsolvable) >= 2:
+            problems.append(("no-certificate", f"{name}: unsolvable, proven by {' and '.join(unsolvable)}, "
+                                               f"but no certificate could be made{why}"))
+        else:
+            problems.append(("certificate", f"{name}: unsolvable but no certificate could be "
+                                            f"made{why}"))
     return problems
 
 
@@ -47,5 +65,5 @@ def fatal(entry: TaskEntry, problems: list[tuple[str, str]], audit_mode: str) ->
     if not entry.external:
         return [m for _, m in problems]
     if audit_mode == "warn":
-        return [m for k, m in problems if k in FATAL_FOR_EXTERNAL - {"solvability"}]
+        return [m for k, m in problems if k in FATAL_FOR_EXTERNAL - WARN_KEEPS]
     return [m for k, m in problems if k in FATAL_FOR_EXTERNAL]

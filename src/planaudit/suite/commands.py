@@ -20,7 +20,8 @@ def _truth_args(p) -> None:
     p.add_argument("--external-seconds", type=float, default=600.0)
     p.add_argument("--no-external", action="store_true")
     p.add_argument("--audit", choices=("strict", "warn"), default="strict",
-                   help="warn: an external suite's wrong solvability label does not fail")
+                   help="warn: an external suite's wrong solvability label, or its unsolvable "
+                        "task proven by two methods but past the certificate limit, does not fail")
 
 
 def _limits(args) -> Limits:
@@ -124,8 +125,11 @@ def run(args) -> int:
             audit_out = Path(args.audit_out) if args.audit_out else None
             rows = write_summary([Path(t) for t in args.truths], Path(args.out), audit_out)
             single = [f"{r['domain']}/{r['task']}" for r in rows if r["single_witness"]]
+            uncertified = [f"{r['domain']}/{r['task']}" for r in rows
+                           if r["certificate"] == "missing"]
             print(f"{len(rows)} tasks in {args.out}; proven by one method only: "
-                  f"{', '.join(single) or 'none'}", file=sys.stderr)
+                  f"{', '.join(single) or 'none'}; unsolvable without a certificate: "
+                  f"{', '.join(uncertified) or 'none'}", file=sys.stderr)
             if audit_out is not None:
                 import csv
 
@@ -169,8 +173,11 @@ def build(args) -> int:
             failed.append(str(e))
             print(f"audit: {e}", file=sys.stderr, flush=True)
             continue
+        cert = (f" certificate={rec['certificate'] or 'none'}" if rec["solvable"] is False
+                else "")
         print(f"{outdir.parent.name}/{outdir.name}: solvable={rec['solvable']} optimal_length="
-              f"{rec['optimal_length']} proven_by={rec['proven_by']}", file=sys.stderr, flush=True)
+              f"{rec['optimal_length']} proven_by={rec['proven_by']}{cert}", file=sys.stderr,
+              flush=True)
         for a in rec["audit"]:
             print(f"audit: {a['message']}", file=sys.stderr)
         print(f"suite {args.domain}: {i}/{len(entries)} tasks proven "
@@ -204,6 +211,8 @@ def show(name: str, results: Path) -> int:
               f"optimal_cost={t['optimal_cost']} by {', '.join(t['proven_by']) or 'none'}")
         if t.get("certificate"):
             print(f"certificate: {t['certificate']}")
+        elif t.get("solvable") is False:
+            print(f"certificate: none ({t.get('certificate_missing', 'not made')})")
         if t.get("plan"):
             print("optimal plan:\n" + "\n".join(t["plan"]))
         for a in t.get("audit", []):
