@@ -12,6 +12,7 @@ from planaudit.formal.ground import Task
 from planaudit.formal.heuristics import hmax, lmcut
 from planaudit.formal.search import astar, breadth_first
 from planaudit.formal.syntax import parse_domain, parse_problem
+from planaudit.formal.witness import available
 
 try:
     from planaudit.formal import number
@@ -187,3 +188,24 @@ def test_every_short_plan_agrees_with_unified_planning_exactly(goal):
                 (cost,) = res.metric_evaluations.values()
                 assert ours.cost == cost, text
     assert valid > 0  # the goal is reached by some plan: the costs were compared
+
+
+@pytest.mark.skipif(not available(), reason="VAL is not installed")
+def test_val_agrees_where_exact_and_differs_by_its_tolerance_only(tmp_path):
+    """VAL computes in doubles with a 0.0001 tolerance: it accepts three tenths as 0.3, as
+    planaudit now does exactly; at a strict boundary it still departs, as documented."""
+    from planaudit.formal.departures import compare
+
+    (tmp_path / "d.pddl").write_text(INC_ONLY)
+    plan = "(inc)\n(inc)\n(inc)\n"
+    for goal, ours_valid, departure in [("(= (f) 0.3)", True, None), ("(<= (f) 0.3)", True, None),
+                                        ("(< (f) 0.3)", False, "tolerance")]:
+        (tmp_path / "p.pddl").write_text(
+            f"(define (problem p) (:domain tenths) (:init (= (f) 0) (= (total-cost) 0))"
+            f" (:goal {goal}) (:metric minimize (total-cost)))")
+        task = _task(goal, init="(= (f) 0) (= (total-cost) 0)",
+                     metric="(:metric minimize (total-cost))", domain=INC_ONLY)
+        c = compare(task, tmp_path / "d.pddl", tmp_path / "p.pddl", plan)
+        assert (c.ours_valid, c.val.valid, c.departure) == (ours_valid, True, departure), goal
+        if ours_valid:
+            assert c.val.value == pytest.approx(0.3)
