@@ -329,8 +329,9 @@ def test_missing_field_names_the_file_and_field(tiny_root):
         replay(path)
     s = replay(_results(tiny_root, [{"instance_id": 1, "llm_raw_response": "x", "llm_correct": False}]))
     assert s["unreadable"][0]["why"].endswith("an instance has no field 'query'")
+    # no response is no answer: counted apart, neither scored nor unreadable
     s = replay(_results(tiny_root, [{"instance_id": 1, "query": QUERY, "llm_correct": False}]))
-    assert "missing field 'llm_raw_response'" in s["unreadable"][0]["why"]
+    assert (s["scored"], s["no_response"], s["unreadable"]) == (0, 1, [])
 
 
 def test_instance_without_file_is_unreadable_not_a_crash(tiny_root):

@@ -2,9 +2,13 @@
 the response, the config and the instance files, and comparing with the verdict
 PlanBench recorded (which is compared, never used to score).
 
-Empty responses are left out of the denominator; a response the dialect cannot
-read counts as incorrect; a case whose truth cannot be recovered gets the
-verdict `unreadable` naming the instance (never a crash of the whole replay).
+Only instances with a response and a recorded verdict are scored: an instance
+whose response is missing or null (a partial run), empty, or that records no
+verdict is counted apart (`no_response`, `empty`, `no_verdict`), never as a
+disagreement. A response the dialect cannot read counts as incorrect; a case
+whose truth cannot be recovered gets the verdict `unreadable` naming the
+instance (never a crash of the whole replay); a config that cannot read the
+file's answers at all is the file's error, naming the config and its field.
 """
 
 from __future__ import annotations
@@ -157,18 +161,18 @@ def _plan_lines(value) -> list[str] | None:
 
 
 def recorded_verdict(inst: dict, test: str) -> bool | None:
+    """The verdict PlanBench recorded; None when the instance records none (or null)."""
     key = "llm_correct_binary" if test == "t3" else "llm_correct"
-    if key in inst:
-        return bool(inst[key])
-    if "correct" in inst:
-        return bool(inst["correct"])
+    for k in (key, "correct"):
+        if inst.get(k) is not None:
+            return bool(inst[k])
     return None
 
 
 @dataclass
 class Outcome:
     instance_id: object
-    correct: bool | None  # None: left out (empty response)
+    correct: bool | None  # None: left out (no response, or an empty one)
     outcome: str
     why: str = ""
     scores: dict = field(default_factory=dict)
@@ -182,6 +186,11 @@ class Context:
         self.cfg: Config = load_config(res.root, res.config)
         self.world: World = world_of(self.cfg)
         self._statements: dict[int, Statement] = {}
+        if res.test in ("t3", "t7"):  # answers are read as facts: the config must say how
+            from planaudit.planbench.execution import fact_phrases, object_names
+
+            fact_phrases(self.cfg)
+            object_names(self.cfg)
 
     def statement(self, query: str) -> Statement:
         key = hash(query)
@@ -192,13 +201,10 @@ class Context:
 
 
 def _text(inst: dict, dialect: str, res: Results) -> str | None:
+    """The text the dialect reads; None when its field is missing or null."""
     field_name = "raw_translation" if dialect == "translated" else "llm_raw_response"
-    if field_name not in inst:
-        if dialect == "translated":
-            field_name = "llm_raw_response"
-        else:
-            raise ResultsError(f"{res.path}: instance {inst.get('instance_id')}: missing field "
-                               f"'{field_name}'")
+    if field_name not in inst and dialect == "translated":
+        field_name = "llm_raw_response"
     text = inst.get(field_name)
     if text is None:
         return None
@@ -265,8 +271,10 @@ def score_instance(ctx: Context, inst: dict, dialect: str) -> Outcome:
         text = _text(inst, dialect, res)
     except ResultsError as e:
         return Outcome(iid, False, "unreadable", str(e))
+    raw = inst.get("llm_raw_response")
+    if text is None and raw is None:
+        return Outcome(iid, None, "no-response", "no response (field missing or null): left out")
     if text is None or not text.strip():
-        raw = inst.get("llm_raw_response")
         if not isinstance(raw, str) or not raw.strip():
             return Outcome(iid, None, "empty", "empty response: left out")
         text = ""
@@ -309,27 +317,30 @@ def replay(path: Path | str, root: Path | str | None = None, dialect: str | None
                                      for d in (names if all_dialects else [chosen])}
     outs = per[chosen]
     recs = [recorded_verdict(i, res.test) if isinstance(i, dict) else None for i in res.instances]
-    scored = [(o, r) for o, r in zip(outs, recs, strict=True) if o.correct is not None]
+    scored = [(o, r, i) for o, r, i in zip(outs, recs, res.instances, strict=True)
+              if o.correct is not None and r is not None]
     summary = {
         "task": res.test, "domain": res.config, "model": res.model, "dialect": chosen,
         "file": str(res.path), "instances": len(res.instances), "scored": len(scored),
-        "correct": sum(bool(o.correct) for o, _ in scored),
-        "recorded_correct": sum(bool(r) for _, r in scored if r is not None),
-        "agree": sum(bool(o.correct) == r for o, r in scored if r is not None),
-        "unreadable": [{"instance_id": o.instance_id, "why": o.why} for o, _ in scored
+        "no_response": sum(o.outcome == "no-response" for o in outs),
+        "empty": sum(o.outcome == "empty" for o in outs),
+        "no_verdict": sum(o.correct is not None and r is None for o, r in zip(outs, recs, strict=True)),
+        "correct": sum(bool(o.correct) for o, _, _ in scored),
+        "recorded_correct": sum(bool(r) for _, r, _ in scored),
+        "agree": sum(bool(o.correct) == r for o, r, _ in scored),
+        "unreadable": [{"instance_id": o.instance_id, "why": o.why} for o in outs
                        if o.outcome == "unreadable"],
         "disagreements": [{"instance_id": o.instance_id, "ours": o.correct, "recorded": r,
-                           "why": _checked(res, o)} for o, r in scored if r is not None and o.correct != r],
+                           "why": _checked(res, o)} for o, r, _ in scored if o.correct != r],
     }
     if res.test == "t3":
         for key in T3_SCORES:
-            summary[f"correct_{key}"] = sum(bool(o.scores.get(key)) for o, _ in scored)
-            summary[f"recorded_{key}"] = sum(bool(i.get(f"llm_correct_{key}")) for i, o in
-                                             zip(res.instances, outs, strict=True) if o.correct is not None)
+            summary[f"correct_{key}"] = sum(bool(o.scores.get(key)) for o, _, _ in scored)
+            summary[f"recorded_{key}"] = sum(bool(i.get(f"llm_correct_{key}")) for _, _, i in scored)
     summary["dialects"] = {}
     for d, os_ in per.items():
-        pairs = [(o, r) for o, r in zip(os_, recs, strict=True) if o.correct is not None]
+        pairs = [(o, r) for o, r in zip(os_, recs, strict=True) if o.correct is not None and r is not None]
         summary["dialects"][d] = {"correct": sum(bool(o.correct) for o, _ in pairs),
-                                  "agree": sum(bool(o.correct) == r for o, r in pairs if r is not None),
+                                  "agree": sum(bool(o.correct) == r for o, r in pairs),
                                   "scored": len(pairs)}
     return summary

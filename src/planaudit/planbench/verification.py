@@ -16,8 +16,9 @@ Dialects for reading the answer:
   2023 plan reader; nothing if it reads none); the line after the first "The
   unmet precondition(s) is/are:" below it the facts; the line after the last
   line naming an "unmet goal" the goal facts. Facts are read as
-  t7's `2023` state reading does, split on " and " too, a two-place fact naming
-  its phrase exactly once, a fact without its objects kept. The explanation
+  t7's `2023` state reading does (with the config's `predicate_mapping`, or its
+  predicate templates where it has none), split on " and " too, a two-place
+  fact naming its phrase exactly once, a fact without its objects kept. The explanation
   counts as right when the action is the failing one and at least one stated
   fact is among the true unmet ones (not all of them).
 - `strict`: the answer's first line must say "valid" or "invalid"; facts are
@@ -30,7 +31,7 @@ from __future__ import annotations
 import re
 
 from planaudit.planbench.dialects import Unreadable, read_2023
-from planaudit.planbench.execution import _first, _mapping, _object_words
+from planaudit.planbench.execution import fact_phrases, object_names, piece_objects
 from planaudit.planbench.material import Atom, Config, MaterialError
 
 _PRE_HEAD = re.compile(r"unmet precondition", re.I)
@@ -39,22 +40,19 @@ _GOAL_HEAD = re.compile(r"unmet goal", re.I)
 
 
 def read_facts_2023(cfg: Config, text: str) -> list[Atom]:
-    words = _object_words(cfg)
+    names = object_names(cfg)
     facts: list[Atom] = []
     for piece in re.split(r",| and ", text.lower()):
         if " not " in piece:
             continue
-        for phrase, pred, arity in _mapping(cfg):
-            if phrase not in piece:
+        for phrase in fact_phrases(cfg):
+            if phrase.text not in piece:
                 continue
-            if arity == 2:
-                parts = piece.split(phrase)
-                if len(parts) != 2:
-                    break
-                objs = [_first(words, parts[0]), _first(words, parts[1])]
-            else:
-                objs = [_first(words, piece)] * arity
-            facts.append((pred, tuple(o for o in objs if o is not None)))
+            parts = piece.split(phrase.text)
+            if phrase.arity == 2 and len(parts) != 2:
+                break
+            objs = piece_objects(names, phrase, parts[0], "".join(parts[1:]), piece)
+            facts.append((phrase.pred, tuple(o for o in objs if o is not None)))
             break
     return facts
 
