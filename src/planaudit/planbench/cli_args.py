@@ -81,6 +81,11 @@ def cmd_replay(args) -> int:
     print(f"{s['file']}: {s['task']} {s['domain']} {s['model']}, dialect {s['dialect']}")
     print(f"  {s['scored']} scored of {s['instances']}: {s['correct']} correct "
           f"(recorded {s['recorded_correct']}), agree on {s['agree']}")
+    apart = [f"{s[k]} {what}" for k, what in (("no_response", "without a response"),
+                                              ("empty", "empty"),
+                                              ("no_verdict", "without a recorded verdict")) if s[k]]
+    if apart:
+        print(f"  not scored: {', '.join(apart)}")
     if s["task"] == "t3":
         for k in ("binary", "w_type", "w_expl"):
             print(f"  {k}: {s['correct_' + k]} (recorded {s['recorded_' + k]})")
