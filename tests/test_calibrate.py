@@ -248,3 +248,27 @@ def test_snakemake_calibrate_target_writes_its_files_and_reruns_nothing(tmp_path
     assert (out / "power.png").stat().st_size > 0 and (out / "table.csv").is_file()
     again = run("-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.parametrize(("correlation", "baseline", "difference"),
+                         [(0.0, 0.5, 0.0), (0.3, 0.4, 0.2), (0.7, 0.5, 0.25), (1.0, 0.3, 0.3)])
+def test_the_measured_correlation_recovers_the_simulated_one(correlation, baseline, difference):
+    """`shared_difficulty` reads back the correlation `simulate` drew paired outcomes with
+    (the parameter `confirm_probability` takes), also when the two rates differ."""
+    from planaudit.analysis.stats import shared_difficulty
+
+    design = Design(tasks=200_000, comparisons=1, experiments=1, baseline=baseline,
+                    correlation=correlation)
+    out = simulate(design, 100 * difference, np.random.default_rng(5))[0]
+    assert shared_difficulty(out[1], out[0]) == pytest.approx(correlation, abs=0.02)
+    assert shared_difficulty(out[0], out[1]) == shared_difficulty(out[1], out[0])
+
+
+def test_the_measured_correlation_is_none_where_the_model_does_not_need_it():
+    from planaudit.analysis.stats import discordance, shared_difficulty
+
+    assert shared_difficulty([0, 0, 0, 0], [1, 0, 1, 0]) is None  # a rate of 0
+    assert discordance(0.0, 0.5, 0.0) == discordance(0.0, 0.5, 1.0)  # ... where it is free
+    assert shared_difficulty([1, 1, 0, 0], [0, 0, 1, 1]) == 0.0  # negative: clipped
+    with pytest.raises(ValueError, match="paired series"):
+        shared_difficulty([1, 0], [1])

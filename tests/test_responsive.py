@@ -194,6 +194,59 @@ def test_the_table_sets_the_measured_effect_beside_the_true_one():
     text = " ".join(sentences(table))
     assert "modulo (+50.0 pp)" in text and "1 of 1 came out significant" in text
     assert "0 of 1 came out significant" in text and "covers the true effect in 2 of 2" in text
+    assert "The control holds" in text and mod["errors"] == 0
+
+
+def _table(ep: pl.DataFrame) -> pl.DataFrame:
+    comparisons = pl.DataFrame({"regime": ["offline"] * 2, "model": ["r (reference, not an LLM)"] * 2,
+                                "reference": [True, True], "method": ["modulo", "cot"],
+                                "p_adj": [1e-5, 1.0], "significant": [True, False]})
+    power = pl.DataFrame({"table": ["comparisons"], "regime": ["offline"], "reference": [True],
+                          "min_difference_pp": [20.0]})
+    return calibrator_table(ep, comparisons, power, {"offline": "direct"})
+
+
+def test_error_episodes_are_counted_and_fail_the_control():
+    """A calibrator that lost track of its conversation ends the episode as `error`: the
+    row is left out of the pairs, but counted, and the control fails."""
+    n = 40
+    base = _rows("direct", [i < 10 for i in range(n)], [0.25] * n)
+    better = _rows("modulo", [i < 30 for i in range(n)], [0.75] * n)
+    same = _rows("cot", [i < 10 for i in range(n)], [0.25] * n)
+    better[5] |= {"outcome": "error", "success": False}  # a desync, say
+    table = _table(pl.DataFrame(base + better + same))
+    mod = table.filter(pl.col("method") == "modulo").row(0, named=True)
+    assert (mod["n"], mod["errors"], mod["as_computed"], mod["episodes"]) == (39, 1, 78, 79)
+    cot = table.filter(pl.col("method") == "cot").row(0, named=True)
+    assert (cot["errors"], cot["as_computed"], cot["episodes"]) == (0, 80, 80)
+    text = " ".join(sentences(table))
+    assert "158 of 159 paired episodes" in text and "1 of them ended as error" in text
+    assert "The control FAILS: 1 paired episodes did not end as computed (1 errors)." in text
+    # a method whose every episode is an error still has its row, and fails
+    only = [r | {"outcome": "error"} for r in better]
+    table = _table(pl.DataFrame(base + only + same))
+    mod = table.filter(pl.col("method") == "modulo").row(0, named=True)
+    assert (mod["n"], mod["errors"], mod["as_computed"]) == (0, n, 0)
+    assert "The control FAILS" in " ".join(sentences(table))
+
+
+def test_the_power_uses_the_correlation_measured_on_the_episodes():
+    """Two of the baseline's ten successes are lost by the method: the paired outcomes
+    then measure correlation 0.2 (cov 0.0125 over the bound 0.25 * 0.25), and the
+    power is predicted with it, not with 1."""
+    from planaudit.analysis.stats import confirm_probability
+
+    n = 40
+    base = _rows("direct", [i < 10 for i in range(n)], [0.25] * n)
+    better = _rows("modulo", [2 <= i < 32 for i in range(n)], [0.45] * n)  # true: +20 pp
+    same = _rows("cot", [i < 10 for i in range(n)], [0.25] * n)
+    table = _table(pl.DataFrame(base + better + same))
+    mod = table.filter(pl.col("method") == "modulo").row(0, named=True)
+    assert mod["correlation"] == pytest.approx(0.2)
+    assert mod["power"] == pytest.approx(confirm_probability(n, 2, 0.2, 0.25, 0.2))
+    assert mod["power"] < confirm_probability(n, 2, 0.2, 0.25, 1.0) - 0.1
+    cot = table.filter(pl.col("method") == "cot").row(0, named=True)
+    assert cot["correlation"] == pytest.approx(1.0)  # the same outcomes on every task
 
 
 def test_the_report_says_what_the_control_shows(tmp_path):

@@ -176,6 +176,21 @@ def discordance(baseline: float, difference: float, correlation: float) -> tuple
     return b, c
 
 
+def shared_difficulty(first: Sequence[float], second: Sequence[float]) -> float | None:
+    """The `correlation` of `discordance`'s model that paired 0/1 outcomes measure. In that
+    model cov = correlation * min(p) * (1 - max(p)) for any two rates, so the moment
+    estimate is the sample covariance over that bound, clipped to [0, 1]; None when the
+    bound is 0 (a rate of 0 or 1), where the discordance does not depend on it."""
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or not len(a):
+        raise ValueError(f"need two paired series of one length, got {a.shape} and {b.shape}")
+    pa, pb = float(a.mean()), float(b.mean())
+    bound = min(pa, pb) * (1 - max(pa, pb))
+    if bound <= 0:
+        return None
+    return min(max((float((a * b).mean()) - pa * pb) / bound, 0.0), 1.0)
+
+
 def confirm_probability(tasks: int, comparisons: int, difference: float, baseline: float = 0.5,
                         correlation: float = 1.0, alpha: float = 0.05) -> float:
     """Predicted power: the probability that a method better than its baseline by
