@@ -17,8 +17,15 @@ With `--transcripts` (default `results/transcripts`, when it exists) it also rel
 every online transcript of a run (each keeps its trace) and reports the cost per real
 episode and in total.
 
+With `--planbench` it only reads every recorded model reply of PlanBench (../shared/
+planbench, every results file), whole and paragraph by paragraph, and counts how the plan
+rule (`compliance.phases.is_plan`) reads them against the rule it replaced (two or more
+grounded actions, done or not): the texts each rule calls a plan, and those they disagree
+on, with the first of each kind.
+
     .venv/bin/python benchmarks/compliance.py [--n 10000] [--task blocksworld/p04]
                                               [--transcripts results/transcripts]
+    .venv/bin/python benchmarks/compliance.py --planbench
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ sys.path.insert(0, str(ROOT))
 from planaudit.compliance.assess import assess  # noqa: E402
 
 ACTIONS = ("pick-up", "put-down", "stack", "unstack")
+STANDARD = "read,sense,plan,act,verify"  # `standard`'s expected order
+PLANBENCH = ROOT.parent / "shared" / "planbench"
 BLOCKS = [f"b{i}" for i in range(6)]
 
 
@@ -129,24 +138,59 @@ def real(folder: Path) -> None:
         return
     start = time.perf_counter()
     for t in traces:
-        assess(t, ACTIONS, "standard", "USPAV")
+        assess(t, ACTIONS, "standard", STANDARD)
     wall = time.perf_counter() - start
     print(f"real: {len(traces)} online episodes of {folder} ({sum(map(len, traces)) / len(traces):.0f} "
           f"turns on average) relabelled in {wall:.2f} s: {wall / len(traces) * 1e3:.2f} ms an episode")
 
 
+def planbench(root: Path = PLANBENCH) -> None:
+    """The plan rule against the two-action rule on every recorded PlanBench reply."""
+    import json
+    import re
+
+    from planaudit.compliance.phases import is_plan, mentions
+
+    words = {"blocksworld": ACTIONS, "mystery": ("attack", "feast", "succumb", "overcome")}
+    counts: dict[tuple[str, bool, bool], int] = {}
+    first: dict[tuple[str, bool, bool], str] = {}
+    files = sorted(root.glob("*/results/*/*/*.json"))
+    for f in files:
+        actions = frozenset(words["mystery" if "mystery" in f.parts[-3] else "blocksworld"])
+        for item in json.loads(f.read_text())["instances"]:
+            reply = str(item.get("llm_raw_response") or "")
+            for kind, text in [("reply", reply)] + [("paragraph", p)
+                                                    for p in re.split(r"\n\s*\n", reply)]:
+                key = (kind, len(mentions(text, actions)) >= 2, is_plan(text, actions))
+                counts[key] = counts.get(key, 0) + 1
+                first.setdefault(key, f"{f.relative_to(root)} #{item['instance_id']}")
+    print(f"planbench: {len(files)} results files under {root}")
+    for kind in ("reply", "paragraph"):
+        total = sum(v for k, v in counts.items() if k[0] == kind)
+        for old, new in ((True, True), (False, False), (False, True), (True, False)):
+            n = counts.get((kind, old, new), 0)
+            where = f" (first: {first[(kind, old, new)]})" if n and old != new else ""
+            print(f"  {kind}s: {n} of {total} two-action rule {'plan' if old else 'none'}, "
+                  f"plan rule {'plan' if new else 'none'}{where}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--planbench", action="store_true",
+                    help="only compare the plan rule with the two-action rule on PlanBench's replies")
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--task", default="blocksworld/p04")
     ap.add_argument("--transcripts", default=str(ROOT / "results" / "transcripts"))
     args = ap.parse_args()
+    if args.planbench:
+        planbench()
+        return
     real(Path(args.transcripts))
     rng = random.Random(0)
     traces = [synthesise(rng) for _ in range(args.n)]
     turns = sum(len(t) for t in traces)
     start = time.perf_counter()
-    rows = [assess(t, ACTIONS, "standard", "USPAV") for t in traces]
+    rows = [assess(t, ACTIONS, "standard", STANDARD) for t in traces]
     wall = time.perf_counter() - start
     per = wall / args.n
     bounded = sum(r["loops_bounded"] for r in rows)

@@ -17,16 +17,25 @@ import pytest
 from planaudit.cli import main
 from planaudit.compliance.graph import trajectory_graph
 from planaudit.compliance.metrics import longest_increasing, score
-from planaudit.compliance.phases import decode, encode, label
+from planaudit.compliance.phases import (
+    LABELS,
+    decode,
+    encode,
+    label,
+    order_names,
+    runs_named,
+)
 from planaudit.compliance.settings import SettingError, load_settings
 from planaudit.config import load_config
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
 from planaudit.online.run import run_episode
+from tests.conftest import CONFORMANCE
 from tests.fake_openai import FakeOpenAI, reply, tool_call
 from tests.test_reference import task_dir
 
 ROOT = Path(__file__).resolve().parents[1]
+PLANBENCH = ROOT.parent / "shared" / "planbench"
 SETTINGS_FILE = ROOT / "config" / "plan_settings.yaml"
 TASK, UNSOLVABLE = "blocksworld/p04", "blocksworld/p09"
 ACTIONS = ("pick-up", "put-down", "stack", "unstack")
@@ -52,7 +61,9 @@ def test_out_of_plan_phases_lower_fidelity_and_any_zero_gives_zero():
 
 
 def test_run_length_encoding_round_trips():
-    assert encode(list("USSPAAAV")) == ["U_1", "S_2", "P_1", "A_3", "V_1"]
+    seq = ["read", "sense", "sense", "plan", "act", "act", "act", "verify"]
+    assert encode(seq) == ["read_1", "sense_2", "plan_1", "act_3", "verify_1"]
+    assert decode(encode(seq)) == seq
     assert decode(["U_1", "S_2", "L_navigate_3", "P"]) == ["U", "S", "S", *["L_navigate"] * 3, "P"]
     assert encode([]) == []
 
@@ -69,28 +80,141 @@ SUMMARY = ("I read the task, sensed the state, wrote a plan, executed all of its
 
 
 @pytest.mark.parametrize("turns,want", [
-    ([turn("get_task")], "U"),
-    ([turn("act", action="(pick-up a)"), turn("get_task")], "AG"),
-    ([turn("query_state")], "S"),
-    ([turn("act", action="(pick-up a)"), turn("query_state")], "AV"),
-    ([turn(None, PLAN)], "P"),
-    ([turn("act", action="(pick-up a)"), turn(None, PLAN)], "AR"),
-    ([turn("act", action="(pick-up a)", mark="blocked")], "A"),
-    ([turn("act", action="(pick-up a)"), turn("submit", SUMMARY)], "AY"),
+    ([turn("get_task")], "read"),
+    ([turn("act", action="(pick-up a)"), turn("get_task")], "act reread"),
+    ([turn("query_state")], "sense"),
+    ([turn("act", action="(pick-up a)"), turn("query_state")], "act verify"),
+    ([turn(None, PLAN)], "plan"),
+    ([turn("act", action="(pick-up a)"), turn(None, PLAN)], "act replan"),
+    ([turn("act", action="(pick-up a)", mark="blocked")], "act"),
+    ([turn("act", action="(pick-up a)"), turn("submit", SUMMARY)], "act summary"),
     ([turn("submit", "Done.")], ""),
-    ([turn("declare_unsolvable", PLAN)], "P"),  # a plan text is still a plan; no label for the end
-    ([turn("get_task"), turn("submit"), turn("get_task")], "U"),  # the end ends the sequence
+    ([turn("declare_unsolvable", PLAN)], "plan"),  # a plan text is still a plan; the end: none
+    ([turn("get_task"), turn("submit"), turn("get_task")], "read"),  # the end ends the sequence
     ([turn("bogus_tool"), turn(None, "Let me think about (stack a b).")], ""),
-    ([turn(None, "I will (unstack a b), then (put-down a), then stack.")], "P"),  # inline actions
-    ([turn("act", PLAN, action="(unstack a b)")], "PA"),  # a turn's text before its call
+    ([turn(None, "I will (unstack a b), then (put-down a), then stack.")], "plan"),  # inline
+    ([turn("act", PLAN, action="(unstack a b)")], "plan act"),  # a turn's text before its call
 ])
 def test_every_label_on_hand_built_trajectories(turns, want):
-    assert "".join(s.phase for s in label(turns, ACTIONS)) == want
+    assert " ".join(s.phase for s in label(turns, ACTIONS)) == want
 
 
 def test_blocked_and_rejected_acts_are_labelled_and_marked():
     steps = label([turn("act", mark="blocked", action="(x)"), turn("act", mark="rejected")], ACTIONS)
-    assert [(s.phase, s.mark) for s in steps] == [("A", "blocked"), ("A", "rejected")]
+    assert [(s.phase, s.mark) for s in steps] == [("act", "blocked"), ("act", "rejected")]
+
+
+# -- phase names: none reads as one of the paper's letters ----------------------------------
+
+PAPER_LETTERS = {"N", "R", "P", "V", "S", "G"}  # navigation, reproduction, patch, validation,
+# summary; G marks its regression variants (R_G, V_G)
+
+
+def test_phase_names_cannot_be_read_as_the_papers_letters(tmp_path):
+    assert all(len(name) > 1 for name in LABELS) and not PAPER_LETTERS & set(LABELS)
+    orders = {k: v.phases for k, v in load_settings(SETTINGS_FILE).items()}
+    assert orders["standard"] == ["read", "sense", "plan", "act", "verify"]
+    assert all(set(o) <= set(LABELS) for o in orders.values())
+    # an old settings file's letters are refused, with their translation
+    old = tmp_path / "old.yaml"
+    old.write_text("x:\n  steps: [a]\n  order: USPAV\n")
+    with pytest.raises(SettingError, match=r"old.yaml: x.order: 'USPAV': .*renamed; write "
+                                           r"\[read, sense, plan, act, verify\]"):
+        load_settings(old)
+
+
+# -- plans, narration and one-step plans in real model text ---------------------------------
+
+def _reply(path: str, instance: int) -> str:
+    """A model's recorded reply in PlanBench's results (../shared/planbench)."""
+    data = json.loads((PLANBENCH / path).read_text())
+    return next(i["llm_raw_response"] for i in data["instances"] if i["instance_id"] == instance)
+
+
+def _actions(domain: str) -> list[str]:
+    """The action names of a conformance domain (its PDDL file)."""
+    import re
+
+    return re.findall(r"\(:action\s+([\w-]+)", (CONFORMANCE / domain / "domain.pddl").read_text())
+
+
+def _phases(text: str, actions, acted: bool) -> list[str]:
+    """The labels of `text` as the turn before a first act (acted: after one)."""
+    turns = ([turn("act", action="(x)")] if acted else []) + [turn("act", text, action="(x)")]
+    return [s.phase for s in label([turn("get_task"), *turns], actions)]
+
+
+MYSTERY_4O = "llm_planning_analysis/results/mystery_blocksworld/gpt-4o_chat/task_1_plan_generation.json"
+
+
+def test_narration_of_progress_is_not_a_replan():
+    actions = _actions("mystery_blocksworld")
+    assert sorted(actions) == ["attack", "feast", "overcome", "succumb"]
+    # GPT-4o going back over its steps: "After Step 1 (Attack object d): Pain object d, ..."
+    # names three actions, every one as done: a report of progress, not a plan
+    verification = next(p for p in _reply(MYSTERY_4O, 188).split("\n\n")
+                        if p.startswith("### Verification"))
+    assert verification.count("After Step") == 3
+    assert _phases(verification, actions, acted=True) == ["read", "act", "act"]
+    assert _phases(verification, actions, acted=False) == ["read", "act"]
+    # the previous action named as done, and the single next action: narration too
+    step = next(p for p in _reply(MYSTERY_4O, 6).split("\n\n")
+                if "The previous action (Attack object d)" in p)
+    assert step.startswith("2. **Succumb object d**")
+    assert _phases(step, actions, acted=True) == ["read", "act", "act"]
+    # the brief's shape, and a remaining plan beside it (still a replan)
+    assert _phases("Done with (pick-up a); next (stack a b).", ACTIONS, True) == ["read", "act", "act"]
+    assert _phases("Done with (pick-up a). Remaining: (stack a b), then (pick-up c).", ACTIONS,
+                   True) == ["read", "act", "replan", "act"]
+
+
+def test_a_one_step_plan_is_a_plan_and_a_lone_mention_is_not():
+    # GPT-4 reusing a plan whose whole remainder is one action (PlanBench t4, instance 31)
+    reuse = _reply("plan-bench/results/blocksworld/gpt-4_chat/task_4_plan_reuse.json", 31)
+    assert reuse.strip() == "unstack the blue block from on top of the yellow block\n[PLAN END]"
+    assert _phases(reuse, ACTIONS, acted=False) == ["read", "plan", "act"]
+    assert _phases(reuse, ACTIONS, acted=True) == ["read", "act", "replan", "act"]
+    # Llama-3.1-405B: "[PLAN]\novercome object a from object d\n[PLAN END]" ... "The goal is
+    # achieved with a single action." (mystery blocksworld, instance 172)
+    llama = _reply("llm_planning_analysis/results/mystery_blocksworld/llama-3.1-405b_aws/"
+                   "task_1_plan_generation.json", 172)
+    assert "[PLAN]\novercome object a from object d\n[PLAN END]" in llama
+    assert _phases(llama, _actions("mystery_blocksworld"), acted=False) == ["read", "plan", "act"]
+    # a first list item or a stated plan of one step, written by hand the same way
+    assert _phases("My plan:\n1. (stack a b)", ACTIONS, True) == ["read", "act", "replan", "act"]
+    assert _phases("New plan: (stack a b).", ACTIONS, True) == ["read", "act", "replan", "act"]
+    # the action about to be taken, mentioned alone, is no plan
+    for lone in ("Now (pick-up a).", "(pick-up a)", "Let me think about (stack a b).",
+                 "3. (stack a b)"):
+        assert _phases(lone, ACTIONS, True) == ["read", "act", "act"], lone
+
+
+def test_rows_written_before_the_rename_are_read_with_the_names():
+    old = ["U_1", "S_1", "P_1", "A_7", "V_1"]
+    assert runs_named(old) == ["read_1", "sense_1", "plan_1", "act_7", "verify_1"]
+    assert runs_named(["read_1", "act_2"]) == ["read_1", "act_2"]  # today's rows unchanged
+    assert order_names("USPAV") == ["read", "sense", "plan", "act", "verify"]
+    assert order_names("read,plan,act") == ["read", "plan", "act"] and order_names("") == []
+    from jsonschema import Draft202012Validator, ValidationError
+
+    from planaudit.analysis.collect import default_schema, load_schema
+    from planaudit.analysis.compliance import compliance_rows
+
+    props = load_schema(default_schema())["properties"]
+    for column, value in (("phases", old), ("phases", runs_named(old)), ("plan_order", "USPAV"),
+                          ("plan_order", "read,sense,plan,act,verify")):
+        Draft202012Validator(props[column]).validate(value)
+    with pytest.raises(ValidationError):
+        Draft202012Validator(props["phases"]).validate(["P_1", "patch_1"])
+    rows = pl.DataFrame({"regime": ["online"] * 2, "model": ["m"] * 2, "reference": [False] * 2,
+                         "outcome": ["success"] * 2, "plan_setting": ["standard"] * 2,
+                         "plan_order": ["USPAV", "read,sense,plan,act,verify"],
+                         "phases": [old, runs_named(old)], "ppc": [1.0] * 2, "poc": [1.0] * 2,
+                         "ppf": [1.0] * 2, "pc": [1.0] * 2, "strict_compliance": [True] * 2,
+                         "nodes": [9] * 2, "temporal_edges": [8] * 2, "loops": [0] * 2})
+    read = compliance_rows(rows)
+    assert read["phases"].to_list() == [runs_named(old)] * 2
+    assert read["plan_order"].to_list() == ["read,sense,plan,act,verify"] * 2
 
 
 # -- trajectory graphs -------------------------------------------------------------------
@@ -120,8 +244,9 @@ def test_graph_cycle_count_is_bounded_and_says_so():
 def test_settings_file_holds_the_seven_settings_and_configs_name_them():
     s = load_settings(SETTINGS_FILE)
     assert {k: v.order for k, v in s.items()} == {
-        "none": "", "standard": "USPAV", "no-sense": "UPAV", "no-verify": "USPA",
-        "summary": "USPAVY", "reordered": "UPSAV", "reminded": "USPAV"}
+        "none": "", "standard": "read,sense,plan,act,verify", "no-sense": "read,plan,act,verify",
+        "no-verify": "read,sense,plan,act", "summary": "read,sense,plan,act,verify,summary",
+        "reordered": "read,plan,sense,act,verify", "reminded": "read,sense,plan,act,verify"}
     assert s["reminded"].remind_every == 5 and s["standard"].workflow().startswith("Follow")
     default = load_config(base=ROOT / "config" / "config.yaml")
     assert set(default["online"]["plan_settings"]) >= {"standard", "none"}
@@ -162,8 +287,8 @@ def test_oracle_follows_every_workflow_exactly(method, setting, folders, tmp_pat
     row, _ = episode("reference/oracle", method, folders[TASK], TASK, tmp_path, setting)
     assert row["outcome"] == "success" and row["plan_setting"] == setting
     assert row["pc"] == 1.0 and row["strict_compliance"] is True
-    order = load_settings(SETTINGS_FILE)[setting].order
-    assert "".join(p.split("_")[0] for p in row["phases"]) == order
+    order = load_settings(SETTINGS_FILE)[setting].phases
+    assert [p.rsplit("_", 1)[0] for p in row["phases"]] == order
 
 
 @pytest.mark.parametrize("setting", ORDERED)
@@ -172,7 +297,7 @@ def test_flawed_agent_never_senses_and_complies_less(setting, folders, tmp_path)
     flawed, _ = episode("reference/flawed", "react", folders[TASK], TASK, tmp_path, setting,
                         reference_meta=meta)
     oracle, _ = episode("reference/oracle", "react", folders[TASK], TASK, tmp_path, setting)
-    assert flawed["outcome"] == "success" and flawed["phases"][0] == "U_1"
+    assert flawed["outcome"] == "success" and flawed["phases"][0] == "read_1"
     assert flawed["ppc"] < oracle["ppc"] and flawed["poc"] < oracle["poc"]
     assert flawed["pc"] < 1 and not flawed["strict_compliance"]
 
@@ -180,7 +305,7 @@ def test_flawed_agent_never_senses_and_complies_less(setting, folders, tmp_path)
 def test_without_a_setting_the_prompt_and_cache_key_are_unchanged(folders, tmp_path):
     row, transcript = episode("reference/oracle", "react", folders[TASK], TASK, tmp_path)
     assert row["plan_setting"] == "none" and row["pc"] is None and row["strict_compliance"] is None
-    assert row["phases"][:2] == ["U_1", "S_1"] and row["epoch"] == 0
+    assert row["phases"][:2] == ["read_1", "sense_1"] and row["epoch"] == 0
     first = transcript[0]
     assert "workflow" not in first["messages"][0]["content"]
     assert "plan_setting" not in json.dumps(first["messages"])
@@ -233,7 +358,8 @@ def test_scripted_agent_that_follows_the_workflow(folders, tmp_path, monkeypatch
               tool_call("query_state", call_id="c4"), tool_call("submit", call_id="c5")]
     row, prompt = scripted(script, folders, tmp_path, monkeypatch)
     assert "1. Read the task with get_task." in prompt  # the workflow is in the prompt
-    assert row["phases"] == ["U_1", "S_1", "P_1", f"A_{len(plan)}", "V_1"] and row["pc"] == 1.0
+    assert row["phases"] == ["read_1", "sense_1", "plan_1", f"act_{len(plan)}", "verify_1"]
+    assert row["pc"] == 1.0 and row["plan_order"] == "read,sense,plan,act,verify"
 
 
 def test_scripted_agent_that_skips_sensing(folders, tmp_path, monkeypatch):
@@ -242,7 +368,7 @@ def test_scripted_agent_that_skips_sensing(folders, tmp_path, monkeypatch):
               *[tool_call("act", {"action": a}, f"d{i}", text=numbered(plan) if i == 0 else "")
                 for i, a in enumerate(plan)], tool_call("submit", call_id="c5")]
     row, _ = scripted(script, folders, tmp_path, monkeypatch)
-    assert row["phases"] == ["U_1", "P_1", f"A_{len(plan)}"]
+    assert row["phases"] == ["read_1", "plan_1", f"act_{len(plan)}"]
     assert row["ppc"] == 3 / 5 and row["poc"] == 3 / 5 and row["ppf"] == 1.0
 
 
@@ -258,8 +384,8 @@ def test_scripted_agent_that_replans_rereads_and_summarises(folders, tmp_path, m
               tool_call("query_state", call_id="c6"),
               tool_call("submit", call_id="c7", text=summary)]
     row, _ = scripted(script, folders, tmp_path, monkeypatch, setting="summary")
-    assert row["phases"] == ["U_1", "S_1", "P_1", "A_1", "G_1", "R_1", f"A_{len(plan) - 1}",
-                             "V_1", "Y_1"]
+    assert row["phases"] == ["read_1", "sense_1", "plan_1", "act_1", "reread_1", "replan_1",
+                             f"act_{len(plan) - 1}", "verify_1", "summary_1"]
     assert row["ppc"] == 1.0 and row["ppf"] == 6 / 8 and not row["strict_compliance"]
 
 
@@ -268,7 +394,7 @@ def test_scripted_agent_without_a_workflow_is_labelled_not_scored(folders, tmp_p
               tool_call("act", {"action": "(bogus x)"}, "c2"), tool_call("declare_unsolvable")]
     row, prompt = scripted(script, folders, tmp_path, monkeypatch, setting="none")
     assert "workflow" not in prompt
-    assert row["phases"] == ["U_1", "A_1"] and row["pc"] is None and row["nodes"] == 3
+    assert row["phases"] == ["read_1", "act_1"] and row["pc"] is None and row["nodes"] == 3
 
 
 # -- external sequences ----------------------------------------------------------------------
@@ -359,7 +485,7 @@ def test_compliance_does_not_import_litellm():
 def test_oracle_on_an_unsolvable_task_reads_senses_and_declares(folders, tmp_path):
     row, _ = episode("reference/oracle", "react", folders[UNSOLVABLE], UNSOLVABLE, tmp_path,
                      "standard")
-    assert row["outcome"] == "detected" and row["phases"] == ["U_1", "S_1"]
+    assert row["outcome"] == "detected" and row["phases"] == ["read_1", "sense_1"]
     assert row["ppc"] == 2 / 5 and not row["strict_compliance"]  # no plan to write or run
 
 

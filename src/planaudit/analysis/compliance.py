@@ -15,6 +15,8 @@ setting, whether following it goes with success, and whether a setting changes s
   every repeat, and success on that subset.
 
 Rows without the compliance columns (offline rows, older shards) give header-only tables.
+Rows written before the phase labels became names (`U_1`, order `USPAV`) are read with
+today's names (`compliance.phases.runs_named`, `order_names`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import polars as pl
 
 from planaudit.analysis.stats import holm, mcnemar_exact
 from planaudit.analysis.tables import OK, REFERENCE_SUFFIX
+from planaudit.compliance.phases import order_names, order_text, runs_named
 
 COMPLIANCE_TABLES = ("compliance", "compliance_tests", "settings", "determinism")
 METRICS = ("ppc", "poc", "ppf", "pc")
@@ -45,7 +48,20 @@ def compliance_rows(ep: pl.DataFrame) -> pl.DataFrame:
         pl.col("model"))
     if "epoch" not in rows.columns:
         rows = rows.with_columns(pl.lit(0).alias("epoch"))
-    return rows.with_columns(label.alias("model"), pl.col("epoch").fill_null(0))
+    return rows.with_columns(label.alias("model"), pl.col("epoch").fill_null(0),
+                             *named_phases(rows))
+
+
+def named_phases(rows: pl.DataFrame) -> list[pl.Expr]:
+    """`phases` and `plan_order` in today's phase names, whenever the row was written."""
+    out = [pl.lit(pl.Series("phases", [None if p is None else runs_named(p)
+                                       for p in rows["phases"].to_list()],
+                            dtype=pl.List(pl.String)))]
+    if "plan_order" in rows.columns:
+        out.append(pl.lit(pl.Series("plan_order", [None if o is None else order_text(order_names(o))
+                                                   for o in rows["plan_order"].to_list()],
+                                    dtype=pl.String)))
+    return out
 
 
 COMPLIANCE = {"model": pl.String, "method": pl.String, "plan_setting": pl.String,

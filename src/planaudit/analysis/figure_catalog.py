@@ -59,8 +59,8 @@ CAPTIONS = {
                       "for the models run in both regimes; without one the figure only states so.",
     "phase_flow": "Phase flow of online trajectories (README: Plan compliance), one panel per "
                   "model · architecture · plan setting: each column is a step, its blocks the "
-                  "share of episodes in each phase (U understand, G re-read, S sense, P plan, "
-                  "R replan, A act, V verify, Y summary; black: the episode has ended), bands "
+                  "share of episodes in each phase (read, reread, sense, plan, replan, act, "
+                  "verify, summary; black: the episode has ended), bands "
                   "the flow between consecutive phases over the first ten transitions. Hatched "
                   "bands flow into a phase the setting's workflow does not prescribe "
                   "(out-of-plan); a setting without a workflow (none) marks none.",

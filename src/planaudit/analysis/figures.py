@@ -652,19 +652,19 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
 
 # -- phase flow -----------------------------------------------------------------------
 
-FLOW_PHASES = ("U", "G", "S", "P", "R", "A", "V", "Y", "end")
+FLOW_PHASES = ("read", "reread", "sense", "plan", "replan", "act", "verify", "summary", "end")
 # phase -> (face gray, hatch): distinct in grayscale by both
-FLOW_STYLE = {"U": ("0.95", ""), "G": ("0.95", "xx"), "S": ("0.75", ""), "P": ("0.55", ""),
-              "R": ("0.55", "xx"), "A": ("0.3", ""), "V": ("0.75", ".."), "Y": ("0.9", "--"),
-              "end": ("0.0", "")}
+FLOW_STYLE = {"read": ("0.95", ""), "reread": ("0.95", "xx"), "sense": ("0.75", ""),
+              "plan": ("0.55", ""), "replan": ("0.55", "xx"), "act": ("0.3", ""),
+              "verify": ("0.75", ".."), "summary": ("0.9", "--"), "end": ("0.0", "")}
 FLOW_STEPS = 10  # transitions drawn
 MAX_PANELS = 24
 
 
 def _flow_sequences(phases) -> list[str]:
-    from planaudit.compliance.phases import decode
+    from planaudit.compliance.phases import decode, runs_named
 
-    seq = decode(list(phases or []))
+    seq = decode(runs_named(list(phases or [])))  # rows of before the rename: letters
     head = seq[:FLOW_STEPS + 1]
     return [*head, "end"] if len(seq) <= FLOW_STEPS else head
 
@@ -680,7 +680,7 @@ def _band(ax, x0: float, x1: float, y0: tuple[float, float], y1: tuple[float, fl
                     linewidth=0.4, zorder=1)
 
 
-def _flow_panel(ax, sequences: list[list[str]], order: str, title: str) -> None:
+def _flow_panel(ax, sequences: list[list[str]], order: list[str], title: str) -> None:
     n = len(sequences)
     width, gap = 0.22, 0.03
     columns = FLOW_STEPS + 2
@@ -700,7 +700,7 @@ def _flow_panel(ax, sequences: list[list[str]], order: str, title: str) -> None:
                                                hatch=hatch, edgecolor="0", linewidth=0.6,
                                                zorder=2))
             if hi - lo > 0.06 and p != "end":
-                ax.text(t, (lo + hi) / 2, p, ha="center", va="center", fontsize=7,
+                ax.text(t, (lo + hi) / 2, p, ha="center", va="center", fontsize=5,
                         color="1" if float(face) < 0.45 else "0", zorder=3)
     for t in range(columns - 1):
         pairs: dict[tuple[str, str], int] = {}
@@ -738,9 +738,11 @@ def draw_phase_flow(frame: pl.DataFrame) -> Figure:
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
     for ax, g in zip(axes, shown, strict=False):
         ref = " (reference)" if g["reference"][0] else ""
-        order = g["plan_order"][0] or ""
+        from planaudit.compliance.phases import order_names
+
+        order = order_names(g["plan_order"][0])
         title = (f"{g['model'][0]}{ref} · {g['method'][0]} · {g['plan_setting'][0]}"
-                 + (f" [{order}]" if order else ""))
+                 + (f"\n[{' '.join(order)}]" if order else ""))
         _flow_panel(ax, [_flow_sequences(p) for p in g["phases"].to_list()], order, title)
     for ax in axes[len(shown):]:
         ax.set_visible(False)

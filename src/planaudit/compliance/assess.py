@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from planaudit.compliance.graph import trajectory_graph
 from planaudit.compliance.metrics import score
-from planaudit.compliance.phases import encode, label
+from planaudit.compliance.phases import encode, label, order_names, order_text
 
 COLUMNS = ("plan_setting", "plan_order", "phases", "ppc", "poc", "ppf", "pc", "strict_compliance", "nodes",
            "temporal_edges", "loops", "loops_bounded")
@@ -14,7 +14,8 @@ COLUMNS = ("plan_setting", "plan_order", "phases", "ppc", "poc", "ppf", "pc", "s
 
 def assess(trace: Sequence[dict], actions: Iterable[str], setting: str, order: str) -> dict:
     """The row's compliance columns: the run-length encoded phases, the metrics against
-    `order` (null without one) and the trajectory graph's measures."""
+    `order` (phase names joined by commas; null without one) and the trajectory graph's
+    measures."""
     return assessment(trace, actions, setting, order)[0]
 
 
@@ -24,9 +25,11 @@ def assessment(trace: Sequence[dict], actions: Iterable[str], setting: str,
     from one labelling of the trace."""
     steps = label(trace, actions)
     phases = [s.phase for s in steps]
-    row: dict = {"plan_setting": setting, "plan_order": order, "phases": encode(phases)}
-    if order:
-        c = score(phases, list(order))
+    expected = order_names(order)
+    row: dict = {"plan_setting": setting, "plan_order": order_text(expected),
+                 "phases": encode(phases)}
+    if expected:
+        c = score(phases, expected)
         row |= {"ppc": c.ppc, "poc": c.poc, "ppf": c.ppf, "pc": c.pc, "strict_compliance": c.strict}
     else:
         row |= {"ppc": None, "poc": None, "ppf": None, "pc": None, "strict_compliance": None}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from planaudit.compliance.phases import LABELS
+from planaudit.compliance.phases import LABELS, LEGACY, LETTER, order_names, order_text
 
 DEFAULT_FILE = Path("config/plan_settings.yaml")  # relative to the run folder, like the config
 DEFAULT_REMIND_EVERY = 5
@@ -24,8 +24,19 @@ class SettingError(ValueError):
 class PlanSetting:
     name: str
     steps: tuple[str, ...] = ()
-    order: str = ""  # expected phase letters; "" = no order (labels and graphs only)
+    order: str = ""  # expected phase names joined by commas; "" = no order (labels, graphs)
     remind_every: int | None = None  # every k-th tool call the workflow is put before the observation
+
+    @property
+    def phases(self) -> list[str]:
+        return order_names(self.order)
+
+    @property
+    def call_order(self) -> str:
+        """The order as a call's metadata carries it: the one-letter labels it had before
+        the rename, so that calls under a setting keep their cache keys (a reference agent
+        reads it to follow the workflow)."""
+        return "".join(LETTER[p] for p in self.phases)
 
     def workflow(self) -> str:
         """The numbered steps as the system prompt carries them ('' for no workflow)."""
@@ -44,8 +55,8 @@ class PlanSetting:
     def from_json(cls, data: dict | None) -> PlanSetting:
         if not data:
             return NONE
-        return cls(data["name"], tuple(data.get("steps", ())), data.get("order", ""),
-                   data.get("remind_every"))
+        return cls(data["name"], tuple(data.get("steps", ())),
+                   order_text(order_names(data.get("order", ""))), data.get("remind_every"))
 
 
 NONE = PlanSetting("none")
@@ -56,8 +67,9 @@ def settings_file(config: dict) -> Path:
 
 
 def load_settings(path: Path = DEFAULT_FILE) -> dict[str, PlanSetting]:
-    """Every setting of the file, checked: steps a list of sentences, order letters of the
-    phase labels, each at most once, remind_every a positive integer."""
+    """Every setting of the file, checked: steps a list of sentences, order a list of phase
+    names (or one string of them separated by commas), each at most once, remind_every a
+    positive integer."""
     try:
         data = yaml.safe_load(Path(path).read_text())
     except FileNotFoundError:
@@ -78,11 +90,7 @@ def load_settings(path: Path = DEFAULT_FILE) -> dict[str, PlanSetting]:
         steps = spec.get("steps") or []
         if not isinstance(steps, list) or not all(isinstance(s, str) and s.strip() for s in steps):
             raise SettingError(f"{where}.steps: a list of sentences")
-        order = str(spec.get("order") or "")
-        bad = [c for c in order if c not in LABELS]
-        if bad or len(set(order)) != len(order):
-            raise SettingError(f"{where}.order: {order!r}: letters of {''.join(LABELS)}, "
-                               "each at most once")
+        order = _order(spec.get("order"), f"{where}.order")
         if order and not steps:
             raise SettingError(f"{where}: an order needs the workflow's steps")
         remind = spec.get("remind_every")
@@ -90,6 +98,25 @@ def load_settings(path: Path = DEFAULT_FILE) -> dict[str, PlanSetting]:
             raise SettingError(f"{where}.remind_every: a positive integer")
         out[str(name)] = PlanSetting(str(name), tuple(s.strip() for s in steps), order, remind)
     return out
+
+
+def _order(raw, where: str) -> str:
+    """A settings file's order as names joined by commas; a one-letter order of before the
+    rename is refused with its translation, since the letters read as the paper's."""
+    if raw is None or raw == "" or raw == []:
+        return ""
+    if isinstance(raw, str) and "," not in raw and raw.strip() and all(c in LEGACY for c in raw.strip()):
+        names = [LEGACY[c] for c in raw.strip()]
+        raise SettingError(f"{where}: {raw!r}: the one-letter phase labels were renamed; write "
+                           f"[{', '.join(names)}]")
+    if not isinstance(raw, (str, list)) or not all(isinstance(p, str) for p in raw):
+        raise SettingError(f"{where}: a list of phase names ({', '.join(LABELS)})")
+    names = order_names(raw)
+    bad = [p for p in names if p not in LABELS]
+    if bad or len(set(names)) != len(names):
+        raise SettingError(f"{where}: {raw!r}: phase names of {', '.join(LABELS)}, each at most "
+                           "once" + (f" ({bad[0]!r} is none)" if bad else ""))
+    return order_text(names)
 
 
 def resolve(config: dict, name: str) -> PlanSetting:
