@@ -85,7 +85,7 @@ async def _count_online(method: str, params: dict, folder: Path, out_tokens: dic
     setting = PlanSetting.from_json(params.get("plan_setting"))
     meta = {"task_dir": str(folder)}
     if setting.steps:  # the oracle follows the setting's workflow, as in a real run
-        meta |= {"plan_setting": setting.name, "plan_order": setting.order}
+        meta |= {"plan_setting": setting.name, "plan_order": setting.call_order}
 
     async def ask(messages, purpose="act", tools=None) -> Call:
         nonlocal calls, tin, tout

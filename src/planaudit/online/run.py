@@ -59,9 +59,10 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     transcript: list[dict] = []
 
     setting = PlanSetting.from_json(params.get("plan_setting"))
-    # a reference agent follows the setting's workflow (it reads the expected order); with no
+    # a reference agent follows the setting's workflow (it reads the expected order, in the
+    # one-letter form calls were keyed with before the labels became names); with no
     # setting the call is keyed exactly as before settings existed (the cache still answers)
-    workflow = ({"plan_setting": setting.name, "plan_order": setting.order}
+    workflow = ({"plan_setting": setting.name, "plan_order": setting.call_order}
                 if setting.steps else {})
 
     async def ask(messages, purpose="act", tools=None) -> Call:
