@@ -181,7 +181,7 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     assert online["plan_setting"].to_list() == ["none", "none", "standard", "standard"] * 2
     # the oracle follows the standard workflow exactly; `none` has labels but no score
     assert online.filter(pl.col("outcome") == "success")["pc"].to_list() == [None, 1.0] * 2
-    assert [p[0] for p in online["phases"].to_list()] == ["U_1"] * 8
+    assert [p[0] for p in online["phases"].to_list()] == ["read_1"] * 8
     compliance = list(csv.DictReader((tmp_path / "results" / "report" / "compliance.csv").open()))
     assert {r["plan_setting"] for r in compliance} == {"standard", "none"}
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet"]
