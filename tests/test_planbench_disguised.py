@@ -24,6 +24,7 @@ from tests.test_planbench import SHARED, needs_shared
 
 PB = SHARED / "plan-bench"
 BW = PB / "results" / "blocksworld" / "gpt-4_chat"
+STEMS = ("task_3_plan_verification", "task_7_plan_execution")
 ACTIONS = {"pick-up": "attack", "put-down": "succumb", "stack": "overcome", "unstack": "feast"}
 PREDICATES = {"ontable": "planet", "clear": "province", "handempty": "harmony", "holding": "pain",
               "on": "craves"}
@@ -35,11 +36,11 @@ class Encoder:
     (2) the remaining Blocksworld action phrases and `predicate_mapping` phrases, as
     the mystery action and predicate words; (3) every remaining colour as its object."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, suffix: str = ""):
         import yaml
 
-        bw = yaml.safe_load((root / "configs" / "blocksworld.yaml").read_text())
-        my = yaml.safe_load((root / "configs" / "mystery_blocksworld.yaml").read_text())
+        bw = yaml.safe_load((root / "configs" / f"blocksworld{suffix}.yaml").read_text())
+        my = yaml.safe_load((root / "configs" / f"mystery_blocksworld{suffix}.yaml").read_text())
         self.intro = (bw["domain_intro"], my["domain_intro"])
         colour = {v.split()[0]: k for k, v in bw["encoded_objects"].items()}
         self.names = {c: my["encoded_objects"][k] for c, k in colour.items()}
@@ -73,22 +74,29 @@ class Encoder:
 @pytest.fixture(scope="module")
 def mystery_root(tmp_path_factory):
     """A root laid out as PlanBench lays it out, its configs/ and instances/ linked to
-    ../shared, with the re-encoded GPT-4 t3 and t7 files under results/."""
+    ../shared, with the re-encoded GPT-4 t3 and t7 files (Blocksworld and its
+    three-block variant) under results/mystery_blocksworld{,_3}/gpt-4_chat/."""
     root = tmp_path_factory.mktemp("mystery") / "plan-bench"
-    out = root / "results" / "mystery_blocksworld" / "gpt-4_chat"
-    out.mkdir(parents=True)
+    (root / "results").mkdir(parents=True)
     (root / "configs").symlink_to(PB / "configs")
     (root / "instances").symlink_to(PB / "instances")
-    enc = Encoder(PB)
-    for stem in ("task_3_plan_verification", "task_7_plan_execution"):
-        data = json.loads((BW / f"{stem}.json").read_text())
-        data["domain"] = "mystery_blocksworld"
-        for inst in data["instances"]:
-            for key in ("query", "llm_raw_response", "ground_truth_plan"):
-                if isinstance(inst.get(key), str):
-                    inst[key] = enc(inst[key])
-        (out / f"{stem}.json").write_text(json.dumps(data))
+    for suffix in ("", "_3"):
+        enc = Encoder(PB, suffix)
+        out = root / "results" / f"mystery_blocksworld{suffix}" / "gpt-4_chat"
+        out.mkdir(parents=True)
+        for stem in STEMS:
+            data = json.loads((_original(suffix, stem)).read_text())
+            data["domain"] = f"mystery_blocksworld{suffix}"
+            for inst in data["instances"]:
+                for key in ("query", "llm_raw_response", "ground_truth_plan"):
+                    if isinstance(inst.get(key), str):
+                        inst[key] = enc(inst[key])
+            (out / f"{stem}.json").write_text(json.dumps(data))
     return root
+
+
+def _original(suffix: str, stem: str) -> Path:
+    return PB / "results" / f"blocksworld{suffix}" / "gpt-4_chat" / f"{stem}.json"
 
 
 @needs_shared
@@ -119,23 +127,25 @@ def _verdicts(path: Path, dialect: str) -> list[tuple]:
 
 
 @needs_shared
-@pytest.mark.parametrize("stem", ["task_3_plan_verification", "task_7_plan_execution"])
-def test_mystery_t3_t7_replay_as_the_blocksworld_originals(mystery_root, stem):
+@pytest.mark.parametrize("suffix", ["", "_3"])
+@pytest.mark.parametrize("stem", STEMS)
+def test_mystery_t3_t7_replay_as_the_blocksworld_originals(mystery_root, stem, suffix):
     """Defect: a disguised config has no `predicate_mapping`, and every answer was
     refused as unreadable and counted wrong. Read through the predicate templates,
     the re-encoded answers get the verdicts the Blocksworld originals get, instance
     by instance (t3: all three scores)."""
     from planaudit.planbench.replay import replay
 
-    mine = mystery_root / "results" / "mystery_blocksworld" / "gpt-4_chat" / f"{stem}.json"
-    bw, my = replay(BW / f"{stem}.json"), replay(mine)
-    assert my["domain"] == "mystery_blocksworld" and not my["unreadable"]
+    mine = mystery_root / "results" / f"mystery_blocksworld{suffix}" / "gpt-4_chat" / f"{stem}.json"
+    original = _original(suffix, stem)
+    bw, my = replay(original), replay(mine)
+    assert my["domain"] == f"mystery_blocksworld{suffix}" and not my["unreadable"]
     assert (my["scored"], my["correct"], my["agree"]) == (bw["scored"], bw["correct"], bw["agree"])
-    assert my["agree"] == 500
+    assert my["agree"] == (500 if suffix == "" else 100)
     for dialect in [d for d in bw["dialects"] if d != "strict"]:
-        ours, theirs = _verdicts(mine, dialect), _verdicts(BW / f"{stem}.json", dialect)
+        ours, theirs = _verdicts(mine, dialect), _verdicts(original, dialect)
         differ = [(a[0], dict(a[2]), dict(b[2])) for a, b in zip(ours, theirs, strict=True) if a != b]
-        if stem.startswith("task_7"):
+        if stem.startswith("task_7") or suffix:
             assert not differ, dialect
             continue
         # t3 instance 80 states its unmet goal as an action, "stack the red block on top
@@ -145,7 +155,7 @@ def test_mystery_t3_t7_replay_as_the_blocksworld_originals(mystery_root, stem):
         assert [(i, {k for k in a if a[k] != b[k]}) for i, a, b in differ] == [(80, {"w_expl"})]
     if stem.startswith("task_3"):
         assert (my["correct_binary"], my["correct_w_type"], my["correct_w_expl"]) == (
-            bw["correct_binary"], bw["correct_w_type"], bw["correct_w_expl"] - 1)
+            bw["correct_binary"], bw["correct_w_type"], bw["correct_w_expl"] - (suffix == ""))
     # `strict` takes only exact template phrases; the re-encoding writes paraphrases
     # ("the hand is holding the yellow block") as the mystery template ("pain object d"),
     # so strict finds more answers exact on the mystery side, never fewer
@@ -193,6 +203,24 @@ def test_a_config_that_cannot_read_states_is_an_error_naming_file_and_field(tmp_
          "llm_correct": True}]}))
     with pytest.raises(ResultsError, match=r"task_7_plan_execution\.json: .*bw\.yaml: field "
                                            r"'predicates': the template for '(ontable|clear)'"):
+        replay(path)
+
+
+@needs_shared
+def test_logistics_objects_by_template_are_the_files_error(copy_root):
+    """Logistics names objects by template (`package_{}`): reading its states needs each
+    instance's own objects, which replay does not build; the file is refused, naming
+    the field, rather than every answer counted wrong."""
+    from planaudit.planbench.replay import ResultsError, replay
+
+    out = copy_root / "results" / "logistics" / "gpt-4_chat"
+    out.mkdir(parents=True)
+    path = out / "task_7_plan_execution.json"
+    path.write_text(json.dumps({"task": "task_7_plan_execution", "instances": [
+        {"instance_id": 1, "query": "[STATEMENT]\n", "llm_raw_response": "truck_0 is at location_0_0",
+         "llm_correct": False}]}))
+    with pytest.raises(ResultsError, match=r"task_7_plan_execution\.json: .*logistics\.yaml: field "
+                                           r"'encoded_objects' names objects by template"):
         replay(path)
 
 

@@ -140,5 +140,6 @@ def world_of(cfg: Config, instance: int | str | None = None, generalized: bool =
                           init_values={}, goal=("and", ()))
         return World(cfg, Task(base.domain, problem))
     if instance is None:
-        raise MaterialError(f"{cfg.path}: objects are named by template: an instance is needed")
+        raise MaterialError(f"{cfg.path}: field 'encoded_objects' names objects by template: "
+                            "a world needs an instance's own objects")
     return World(cfg, cfg.task(instance, generalized))
