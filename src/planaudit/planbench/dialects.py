@@ -15,10 +15,23 @@ reading is a dialect a replay can name:
   what lies between `[PLAN]` and `[PLAN END]` (when both are present), and deleting
   every `*`.
 - `2024`: the intermediate version: `2025` without the `[PLAN]` cut.
-- `translated`: the plan is read from the file's `raw_translation` (the response an
-  LLM translated into PDDL steps) instead of the response: a line that begins
-  with `(action obj ...)` is a step (objects by letter or colour name); any other
-  line is skipped, numbered steps (`1. (stack ...)`) included.
+- `translated`, `translated-early`, `translated-published`: the plan is read from
+  the file's `raw_translation` (the response an LLM translated into PDDL steps), as
+  PlanBench's code reads a translation: the text between the first `[PDDL PLAN]`
+  and the next `[PDDL PLAN END]` (without `[PDDL PLAN]`, all before `[PDDL PLAN
+  END]`), lower-cased; per line, brackets and full stops deleted, the first word
+  the action (`pick-up`, `put-down`, `stack`, `unstack`; `pickup`, `pick_up`,
+  `putdown`, `put_down` for the first two), each later word the first of the
+  config's compact object names (`red`, ...) it contains, words containing none
+  dropped (so a step may end up with the wrong number of objects, and then fails,
+  as it failed VAL). The three differ in which lines are steps: `translated` only
+  lines that begin with `(`, digits deleted first (`(1) stack red blue` is a step:
+  the o1-preview files); `translated-early` the same with digits kept (`(1)
+  (stack red blue)` is not: the llama-3.1-405b file); `translated-published` every
+  line, digits deleted (`1. Stack red on blue` is a step: the published code).
+  Mystery Blocksworld's translations are PDDL steps over letters: `object_`
+  deleted, `*` and digits too, every line that begins with `(` (and does not say
+  `pddl plan`) is the step it spells, `no plan possible` included (it fails).
 - `strict`: planaudit's own reading: the text between the last `[PLAN]` and
   `[PLAN END]` (or all of it); a line is a step when, after numbering and markdown,
   it is a PDDL step `(action obj ...)`, or begins with an action's word and names
@@ -41,7 +54,8 @@ from functools import lru_cache
 from planaudit.planbench.material import Config
 
 Step = tuple[str, tuple[str, ...]]
-PLAN_DIALECTS = ("2023", "2024", "2025", "translated", "strict")
+TRANSLATED = ("translated", "translated-early", "translated-published")
+PLAN_DIALECTS = ("2023", "2024", "2025", *TRANSLATED, "strict")
 
 
 class Unreadable(Exception):
@@ -159,30 +173,100 @@ def read_strict(cfg: Config, text: str) -> list[Step]:
     return plan
 
 
-_PAREN = re.compile(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)")
+_PB_ACTIONS = {"unstack": "unstack", "stack": "stack", "pick-up": "pick-up", "put-down": "put-down",
+               "pickup": "pick-up", "pick_up": "pick-up", "putdown": "put-down", "put_down": "put-down"}
+_DIGITS = str.maketrans("", "", "0123456789")
 
 
-def read_translated(cfg: Config, text: str) -> list[Step]:
-    """A translation's PDDL steps: lines that begin with `(action obj ...)`, objects
-    named by letter, by the config's compact names (`red`) or its full names; other
-    lines (`1. (stack ...)`, `- (stack ...)` included) skipped, as PlanBench did."""
-    _, acts, _ = _phrases(cfg)
-    arity = dict(acts)
-    names = {k.lower(): k for k in cfg.objects}
-    for table in ("encoded_objects_compact", "encoded_objects"):
-        for k, v in (cfg.data.get(table) or {}).items():
-            names.setdefault(str(v).lower(), str(k))
-            names.setdefault(str(v).lower().replace(" ", "_"), str(k))
+def _translation_body(text: str) -> str:
+    """What PlanBench keeps of a translation: between the first `[PDDL PLAN]` and the
+    next `[PDDL PLAN END]`, or everything before `[PDDL PLAN END]`; lower-cased."""
+    if "[PDDL PLAN]" in text:
+        text = text.split("[PDDL PLAN]")[1]
+    return text.split("[PDDL PLAN END]")[0].strip().lower()
+
+
+def _colour_steps(cfg: Config, body: str, paren_only: bool, digits: bool) -> list[Step]:
+    compact = [(str(k), str(v).lower()) for k, v in (cfg.data.get("encoded_objects_compact") or {}).items()]
+    if not compact:
+        raise Unreadable(f"{cfg.path}: no 'encoded_objects_compact' to read a translation's objects by")
     plan: list[Step] = []
-    for line in text.lower().split("\n"):
-        m = _PAREN.match(line.strip())
-        if m is None:
+    for line in body.split("\n"):
+        if not line.strip() or (paren_only and not line.strip().startswith("(")):
             continue
-        name, args = m.group(1), m.group(2).split()
-        if name in arity and len(args) == arity[name] and all(a in names for a in args):
-            plan.append((name, tuple(names[a] for a in args)))
+        line = line.replace("(", "").replace(")", "").replace(".", "")
+        if digits:
+            line = line.translate(_DIGITS)
+        words = line.split()
+        if not words or words[0] not in _PB_ACTIONS:
+            continue
+        objs = [next(k for k, name in compact if name in w) for w in words[1:]
+                if any(name in w for _, name in compact)]
+        plan.append((_PB_ACTIONS[words[0]], tuple(objs)))
     return plan
 
 
+def _pddl_steps(cfg: Config, body: str) -> list[Step]:
+    """Every line that begins with `(`: the step it spells, whatever it names."""
+    name = str(cfg.data.get("domain_name", cfg.name))
+    mystery = name.startswith("mystery_blocksworld")
+    if name != "logistics":
+        body = body.replace("object_", "" if mystery else "o")
+    plan: list[Step] = []
+    for line in body.split("\n"):
+        line = line.replace(".", "")
+        if mystery:
+            line = line.replace("*", "").translate(_DIGITS)
+        line = line.strip()
+        if line == "no plan possible":
+            line = "(no plan possible)"
+        if line.startswith("(") and "pddl plan" not in line:
+            words = line.replace("(", " ").replace(")", " ").split()
+            if words:
+                plan.append((words[0], tuple(words[1:])))
+    return plan
+
+
+def _translated(paren_only: bool, digits: bool):
+    def read(cfg: Config, text: str) -> list[Step]:
+        body = _translation_body(text)
+        if str(cfg.data.get("domain_name", cfg.name)) in ("blocksworld", "blocksworld_3"):
+            return _colour_steps(cfg, body, paren_only, digits)
+        return _pddl_steps(cfg, body)
+
+    read.__doc__ = (f"A translation's steps (see the module docstring): lines beginning with "
+                    f"`(` {'only' if paren_only else 'or not'}, digits {'deleted' if digits else 'kept'}.")
+    return read
+
+
+read_translated = _translated(paren_only=True, digits=True)
+read_translated_early = _translated(paren_only=True, digits=False)
+read_translated_published = _translated(paren_only=False, digits=True)
+
+
+def best_translated(cfg: Config, instances: list) -> str:
+    """The translated reading (of TRANSLATED) that reproduces the most of a file's
+    recorded `extracted_llm_plan` (PlanBench's reading of the translation, not its
+    verdict), over every instance: the readings differ on few lines. Ties: `translated`."""
+    hits = dict.fromkeys(TRANSLATED, 0)
+    for inst in instances:
+        if not isinstance(inst, dict) or not isinstance(inst.get("raw_translation"), str):
+            continue
+        recorded = inst.get("extracted_llm_plan")
+        if isinstance(recorded, list):
+            recorded = "\n".join(map(str, recorded))
+        if not isinstance(recorded, str):
+            continue
+        want = [ln.strip() for ln in recorded.strip().split("\n") if ln.strip()]
+        for name in TRANSLATED:
+            try:
+                steps = READERS[name](cfg, inst["raw_translation"])
+            except Unreadable:
+                continue
+            hits[name] += want == ["(" + " ".join((a, *args)) + ")" for a, args in steps]
+    return max(TRANSLATED, key=lambda name: hits[name])
+
+
 READERS = {"2023": read_2023, "2024": read_2024, "2025": read_2025, "translated": read_translated,
-           "strict": read_strict}
+           "translated-early": read_translated_early,
+           "translated-published": read_translated_published, "strict": read_strict}

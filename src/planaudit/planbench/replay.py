@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planaudit.formal import PDDLError
-from planaudit.planbench.dialects import READERS, Unreadable
+from planaudit.planbench.dialects import READERS, TRANSLATED, Unreadable, best_translated
 from planaudit.planbench.material import Config, MaterialError, load_config
 from planaudit.planbench.query import Statement, read_statement
 from planaudit.planbench.world import World, goal_atoms, world_of
@@ -116,19 +116,23 @@ def dialects_for(res: Results) -> list[str]:
     if res.test == "t3":
         base = ["2023"]
     if res.translated:
-        base = ["translated", *base]
+        base = [*TRANSLATED, *base]
     out = [default_dialect(res)] + [d for d in base if d != default_dialect(res)]
     return [*out, "strict"]
 
 
 def default_dialect(res: Results) -> str:
-    """The dialect the file was most likely scored by, from the file alone: `translated`
-    when it carries `raw_translation`; for a plan test, the plan reading that
+    """The dialect the file was most likely scored by, from the file alone: when it
+    carries `raw_translation`, the translated reading that reproduces the most of its
+    `extracted_llm_plan` (`dialects.best_translated`); for a plan test, the plan reading that
     reproduces the most of the file's `extracted_llm_plan` (PlanBench's own reading,
     not its verdict), ties going to the root's era (`plan-bench`: 2023, later roots:
     2025); other tests: 2023."""
     if res.translated:
-        return "translated"
+        try:
+            return best_translated(load_config(res.root, res.config), res.instances)
+        except MaterialError:
+            return "translated"
     era = "2023" if res.root.name == "plan-bench" else "2025"
     if res.test not in PLAN_TESTS:
         return "2023"
@@ -202,8 +206,8 @@ class Context:
 
 def _text(inst: dict, dialect: str, res: Results) -> str | None:
     """The text the dialect reads; None when its field is missing or null."""
-    field_name = "raw_translation" if dialect == "translated" else "llm_raw_response"
-    if field_name not in inst and dialect == "translated":
+    field_name = "raw_translation" if dialect in TRANSLATED else "llm_raw_response"
+    if field_name not in inst and dialect in TRANSLATED:
         field_name = "llm_raw_response"
     text = inst.get(field_name)
     if text is None:
