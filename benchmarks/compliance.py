@@ -20,8 +20,8 @@ episode and in total.
 With `--planbench` it only reads every recorded model reply of PlanBench (../shared/
 planbench, every results file), whole and paragraph by paragraph, and counts how the plan
 rule (`compliance.phases.is_plan`) reads them against the rule it replaced (two or more
-grounded actions, done or not): the texts each rule calls a plan, and those they disagree
-on, with the first of each kind.
+grounded actions, done or not, counted on the same reading of the text): the texts each
+rule calls a plan, and those they disagree on, with the first of each kind.
 
     .venv/bin/python benchmarks/compliance.py [--n 10000] [--task blocksworld/p04]
                                               [--transcripts results/transcripts]
