@@ -274,3 +274,70 @@ def test_the_suite_job_past_the_limit_carries_the_checked_astar_certificate(tmp_
     folder = res / "vault" / "p01"
     assert main(["certify-check", str(folder / "domain.pddl"), str(folder / "problem.pddl"),
                  str(folder / "certificate.json")]) == 0
+
+
+# A numeric twin, as LoadBalancing is numeric: the tank fills by 0.5 up to 2 and the
+# goal also asks for a level of at least 1. 5 live states (every level with the key),
+# 10 dead ends; the levels 1/2 and 3/2 must survive the certificate exactly.
+TANK_DOMAIN = """(define (domain tank)
+  (:requirements :strips :numeric-fluents)
+  (:predicates (key) (left-open) (right-open))
+  (:functions (level))
+  (:action fill :parameters () :precondition (< (level) 2)
+    :effect (increase (level) 0.5))
+  (:action open-left :parameters () :precondition (key)
+    :effect (and (left-open) (not (key))))
+  (:action open-right :parameters () :precondition (key)
+    :effect (and (right-open) (not (key)))))
+"""
+TANK_PROBLEM = """(define (problem tank-1) (:domain tank)
+  (:init (key) (= (level) 0))
+  (:goal (and (left-open) (right-open) (>= (level) 1))))
+"""
+
+
+def tank_suite(tmp: Path) -> Path:
+    d = tmp / "ext" / "tank"
+    (d / "problems_pddl").mkdir(parents=True)
+    (d / "domain.pddl").write_text(TANK_DOMAIN)
+    (d / "problems_pddl" / "problem1.pddl").write_text(TANK_PROBLEM)
+    (d / "prompts.json").write_text(json.dumps({
+        "domain_prompt": "A tank that fills by halves, and two doors one key opens.",
+        "actions": {"fill": "(fill)", "open-left": "(open-left)", "open-right": "(open-right)"},
+        "problems": [{"id": "p01", "prompt": "Open both doors with the tank at least 1.",
+                      "optimal_cost": -1, "difficulty": "easy"}]}))
+    return tmp / "ext"
+
+
+@pytest.mark.parametrize("bfs_states, kind, rows", [(100, "reachable-states", 15),
+                                                    (8, EXPANDED, 5)])
+def test_numeric_certificates_hold_exact_fractions_and_check(tmp_path, bfs_states, kind, rows):
+    from planaudit.formal.certificate import dumps
+    d = tank_suite(tmp_path) / "tank"
+    dom, prob = d / "domain.pddl", d / "problems_pddl" / "problem1.pddl"
+    rec = solve(str(dom), str(prob), Limits(bfs_states=bfs_states, external=False))
+    cert = json.loads(dumps(rec["certificate_data"]))  # as written to certificate.json
+    assert rec["certificate"] == kind and len(cert["states"]) == rows
+    assert [[0], ["1/2"]] in cert["states"] and [[0], ["3/2"]] in cert["states"]
+    task = load_task(dom, prob)
+    check(task, dom, prob, cert)
+    # a level the tank never holds in place of 3/2: 1's successor is then missing
+    forged = dict(cert, states=[[r[0], ["4/3"]] if r == [[0], ["3/2"]] else r
+                                for r in cert["states"]])
+    with pytest.raises(CertificateError, match="not closed"):
+        check(task, dom, prob, forged)
+
+
+def test_numeric_task_past_the_limit_is_kept_under_warn_on_enhsp_and_own(tmp_path):
+    """The LoadBalancing case in small: numeric, past the limit, proven by ENHSP and A*."""
+    root = tank_suite(tmp_path)
+    e = load_suite({"source": "external", "root": str(root)})[0]
+    prepare(e, tmp_path / "p01", obfuscate=False, seed=0)
+    limits = Limits(bfs_states=4, astar_seconds=10, external_seconds=120)
+    rec = make_truth(e, tmp_path / "p01", limits, "warn")
+    assert rec["certificate"] is None and rec["proven_by"] == ["enhsp-opt", "own"]
+    assert rec["audit"] == [{"kind": "no-certificate", "message": (
+        "tank/p01: unsolvable, proven by enhsp-opt and own, but no certificate could be made "
+        "(astar-lmcut expanded 5 states, more than a certificate holds (truth.bfs_states = 4))")}]
+    with pytest.raises(LabelError, match="tank/p01: unsolvable, proven by enhsp-opt and own"):
+        make_truth(e, tmp_path / "p01", limits, "strict")

@@ -200,9 +200,14 @@ def _state_table(task: Task, closed: set, dead: list[tuple[State, int]] = (),
         return [[position[a] for a in atom_indices(bits)],
                 [_json_number(v) for v in (*nums, *([None] * (n_fluents - len(nums))))]]
 
-    out = {"atoms": names, "fluents": fluents, "states": sorted(row(s) for s in closed)}
+    def order(state: State) -> tuple:  # exact values, undefined first: no int-to-text compare
+        return (sorted(position[a] for a in atom_indices(state[0])),
+                [(0, 0) if v is None else (1, v) for v in state[1]])
+
+    out = {"atoms": names, "fluents": fluents,
+           "states": [row(s) for s in sorted(closed, key=order)]}
     if proofs:
-        out["dead_ends"] = sorted([*row(d), j] for d, j in dead)
+        out["dead_ends"] = [[*row(d), j] for d, j in sorted(dead, key=lambda e: order(e[0]))]
         out["proofs"] = [[position[a] for a in atom_indices(r)] for r in proofs]
     return out
 
