@@ -118,3 +118,17 @@ def test_a_feedback_that_cannot_be_rendered_ends_the_episode_as_a_named_error(
     row, requests = _modulo(folder, tmp_path, monkeypatch)
     assert row["outcome"] == "error" and "no template for function 'load'" in row["error"]
     assert len(requests) == 1  # nothing vaguer than the brief was sent to the model
+
+
+def test_a_curriculum_gold_answer_never_falls_back_to_pddl():
+    from planaudit.curriculum.generate import Builder
+    from planaudit.curriculum.world import CurriculumError, World
+
+    bw = ROOT / "domains" / "blocksworld"
+    templates = copy.deepcopy(load_templates(bw / "nl.yaml"))
+    builder = Builder(World(bw / "domain.pddl", templates), [], "blocksworld")
+    said = builder.sentence("(not (clear b))")
+    assert "(clear" not in said and said.startswith("it is not the case that")
+    del templates.predicates["clear"]
+    with pytest.raises(CurriculumError, match=r"\(clear b\) cannot be put in words"):
+        builder.sentence("(clear b)")

@@ -46,13 +46,15 @@ from planaudit.curriculum.world import (
     run,
 )
 from planaudit.formal import write
+from planaudit.formal.diagnosis import read_formula
 from planaudit.formal.ground import COST_FUNCTION, Task
 from planaudit.formal.plan import parse_plan
 from planaudit.formal.search import unit_cost
+from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.syntax import Problem, parse_problem
 from planaudit.formal.task import conjuncts
 from planaudit.formal.validate import validate
-from planaudit.suite.brief import domain_brief
+from planaudit.suite.brief import BriefError, domain_brief
 from planaudit.suite.catalog import selects
 from planaudit.suite.obfuscate import name_map, rename
 
@@ -131,29 +133,13 @@ class Builder:
         return "\n".join(lines)
 
     def sentence(self, literal: str) -> str:
-        """A literal as the failure diagnosis names it ("(clear b)") in words."""
-        from planaudit.formal.sexpr import parse
-
-        def conv(e):
-            if e[0] == "not":
-                return ("not", conv(e[1]))
-            if e[0] in ("and", "or"):
-                return (e[0], tuple(conv(x) for x in e[1:]))
-            if e[0] in ("<", "<=", ">", ">=", "="):
-                return ("cmp", e[0], expr(e[1]), expr(e[2]))
-            return ("atom", e[0], tuple(e[1:]))
-
-        def expr(e):
-            if isinstance(e, str):
-                return ("num", float(e))
-            if e[0] in ("+", "-", "*", "/") and len(e) == 3:
-                return ("op", e[0], expr(e[1]), expr(e[2]))
-            return ("fn", e[0], tuple(e[1:]))
-
+        """A literal as the failure diagnosis names it ("(clear b)") in words: a gold answer
+        and a worked example say it as the brief would, never as PDDL."""
         try:
-            return self.world.renderer.sentence(conv(parse(literal)[0]))
-        except Exception:  # an undefined-value note or a form the templates cannot say
-            return literal
+            return self.world.renderer.sentence(read_formula(literal))
+        except (BriefError, PDDLError) as e:
+            raise CurriculumError(f"the unmet condition {literal} cannot be put in "
+                                  f"words: {e}") from e
 
     # -- problems --------------------------------------------------------------------
 
