@@ -8,9 +8,14 @@ combination of the calibrator's draws, each played on the hidden model) and the 
 episode through the pipeline (`offline.run` / `online.run`, the calibrator answering in
 process, a fresh cache so that nothing is answered from disk), and prints both per
 episode and their ratio per method: the share the control adds to its own episodes.
+The expectation is judged by VAL where it is installed (`--witness`). It also checks
+the control itself: every episode must end as computed, and an `error` episode (a
+failed call, a calibrator that lost track of the conversation) is a failure, not a row
+to leave out; it prints the count per method and exits 1 when any episode failed.
 
     .venv/bin/python benchmarks/responsive.py [--config config/config.yaml]
-                                              [--suite results/suite]
+                                              [--suite results/suite] [--tasks N]
+                                              [--witness auto|val|formal]
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ import yaml
 from planaudit.experiment import reference_meta
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
-from planaudit.reference.expected import MECHANISM, expectation
+from planaudit.reference.expected import MECHANISM, WITNESSES, expectation, resolve
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="config/config.yaml")
     ap.add_argument("--suite", default="results/suite")
+    ap.add_argument("--tasks", type=int, default=None, help="only the first N tasks")
+    ap.add_argument("--witness", choices=WITNESSES, default="auto")
     args = ap.parse_args()
     config = yaml.safe_load(Path(args.config).read_text())
     entry = next((m for m in config["models"] if m["model"] == "reference/responsive"), None)
@@ -43,10 +50,14 @@ def main() -> int:
                      if "@" not in p.parent.name)
     if not folders:
         sys.exit(f"{args.suite}: no prepared tasks (run `make run` first)")
+    folders = folders[:args.tasks]
     meta_base = reference_meta(entry)
-    print(f"{len(folders)} tasks, model {entry['name']}; ms per episode")
-    print(f"{'regime':8} {'method':15} {'episode':>9} {'expected':>9} {'ratio':>7}")
+    print(f"{len(folders)} tasks, model {entry['name']}, witness {resolve(args.witness)}; "
+          "ms per episode")
+    print(f"{'regime':8} {'method':15} {'episode':>9} {'expected':>9} {'ratio':>7} "
+          f"{'as computed':>12} {'errors':>7}")
     totals = [0.0, 0.0]
+    failed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for regime, methods in MECHANISM.items():
             section = config.get(regime, {})
@@ -60,24 +71,41 @@ def main() -> int:
                 client = Client(ModelConfig(entry["name"], entry["model"]),
                                 Cache(Path(tmp) / f"{regime}-{method}"))
                 episode = expected = 0.0
+                computed = errors = 0
                 for folder in folders:
                     name = f"{folder.parent.name}/{folder.name}"
                     t0 = time.perf_counter()
-                    asyncio.run(run_episode(client, method, params, folder, task_name=name,
-                                            reference_meta=meta_base))
+                    row, _ = asyncio.run(run_episode(client, method, params, folder,
+                                                     task_name=name, reference_meta=meta_base))
                     t1 = time.perf_counter()
-                    expectation({"task_dir": str(folder), "task": name, "sample": 0,
-                                 **meta_base}, regime, method, params)
+                    _, predicted = expectation({"task_dir": str(folder), "task": name,
+                                                "sample": 0, **meta_base}, regime, method,
+                                               params, witness=args.witness)
                     t2 = time.perf_counter()
                     episode += t1 - t0
                     expected += t2 - t1
+                    if row["outcome"] == "error":
+                        errors += 1
+                        failed.append(f"{regime} {method} {name}: error ({row.get('error')})")
+                    elif bool(row["success"] or row["detected"]) == predicted:
+                        computed += 1
+                    else:
+                        failed.append(f"{regime} {method} {name}: {row['outcome']}, "
+                                      f"computed {'a' if predicted else 'no'} success")
                 totals[0] += episode
                 totals[1] += expected
                 n = len(folders)
                 print(f"{regime:8} {method:15} {1000 * episode / n:9.1f} "
-                      f"{1000 * expected / n:9.1f} {expected / episode:7.3f}")
+                      f"{1000 * expected / n:9.1f} {expected / episode:7.3f} "
+                      f"{f'{computed} of {n}':>12} {errors:7d}")
     print(f"all methods: episodes {totals[0]:.1f} s, expectations {totals[1]:.1f} s, "
           f"ratio {totals[1] / totals[0]:.3f}")
+    if failed:
+        print(f"the control FAILS: {len(failed)} episodes did not end as computed "
+              "(errors among them):")
+        print("\n".join(f"  {f}" for f in failed))
+        return 1
+    print("the control holds: every episode ended as computed, none as error")
     return 0
 
 

