@@ -178,6 +178,21 @@ def test_random_blocksworld_reads_states_by_its_templates():
     assert sorted(read_state_2023(cfg, text, split_and=True)) == sorted(state)
 
 
+@needs_shared
+@pytest.mark.parametrize("config", ["mystery_blocksworld", "random_blocksworld"])
+def test_generated_disguised_cases_score_in_planbench_readings(config):
+    """Generated t3/t7 cases on a disguised config: the oracle's answer (the config's own
+    phrases) is right in PlanBench's readings too, as on Blocksworld; t7's `2023` splits
+    on commas only, so the fact joined by " and " is lost there, as on Blocksworld."""
+    from planaudit.planbench.generate import cases, oracle_answer, score
+
+    for test, dialect in (("t3", "2023"), ("t7", "published"), ("t7", "2023")):
+        for case in cases(PB, config, test, 6, planner="formal"):
+            verdict = score(case, oracle_answer(case), dialect)
+            assert verdict.outcome != "unreadable", verdict
+            assert verdict.correct == (dialect != "2023" or test == "t3"), (case.instance, verdict)
+
+
 def test_a_config_that_cannot_read_states_is_an_error_naming_file_and_field(tmp_path):
     """Only a config that truly lacks what reading needs gets an error, and it is the
     file's error (exit 2), not every answer counted wrong."""
