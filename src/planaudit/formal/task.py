@@ -289,9 +289,9 @@ class Operator:
 
     def step_cost(self, state: State) -> Number:
         """What this step adds to total-cost in `state` (conditional parts included)."""
-        total: Number = 0
+        total: Number = 0  # not 0 + v: an exact addition costs a Fraction's time
         if self.cost is not None:
-            total += value(self.cost, state[1]) or 0
+            total = value(self.cost, state[1]) or 0
         for eff in self.conditional:
             if eff.cost is not None and holds(eff.cond, state):
                 total += value(eff.cost, state[1]) or 0
