@@ -3,7 +3,9 @@
 Repairs (LPG seeded with each plan, `planaudit planbench repair`'s code, one LPG at a
 time) every GPT-4 t1 response of PlanBench's Blocksworld (blocksworld's 500 and
 blocksworld_3's 100 instances: 600 plans, 598 with a response) and prints the wall time per plan
-(median, 95th percentile) and the CPU time of LPG's processes; then times LPG on a
+(median, 95th percentile) and the CPU time of LPG's processes, with the mean distance to
+LPG's plan as LPG returned it (PlanBench's measure) and, beside it, to the same actions
+reordered towards the seed; then times LPG on a
 trivial problem (one block to pick up, no seed) the same way: LPG's start-up, parsing
 and preprocessing with next to no search, the floor under every repair.
 
@@ -54,8 +56,10 @@ def main() -> None:
         s = repair_file(f, seed=args.seed, jobs=1)
         rows += s["rows"]
         print(f"{f.parent.parent.name}: {s['instances']} plans, {s['valid_after_repair']} valid "
-              f"after repair, mean distance {s['mean_distance']}, mean length "
-              f"{s['mean_repaired_length']}")
+              f"after repair, mean distance {s['mean_distance']} to LPG's plan as returned "
+              f"({s['mean_distance_reordered']} reordered towards the seed), mean length "
+              f"{s['mean_repaired_length']}; {s['valid_seeds_unchanged']} of {s['valid_seeds']} "
+              f"valid plans back unchanged ({s['valid_seeds_unchanged_reordered']} reordered)")
     cpu, wall = _children_cpu() - cpu0, time.perf_counter() - wall0
     secs = [r["seconds"] for r in rows]
     print(f"repair: {len(secs)} plans, wall per plan median {1000 * statistics.median(secs):.0f} ms, "

@@ -261,10 +261,11 @@ def test_planbench_repair_command(tmp_path, capsys):
                  "--seed", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["instances", "repaired", "valid_after_repair", "valid_seeds",
-                         "valid_seeds_unchanged", "mean_distance", "mean_repaired_length",
+                         "valid_seeds_unchanged", "valid_seeds_unchanged_reordered",
+                         "mean_distance", "mean_distance_reordered", "mean_repaired_length",
                          "mean_seconds"]
     assert out["instances"] == 4 and out["valid_seeds"] == 2 and out["valid_seeds_unchanged"] == 2
     assert out["repaired"] == out["valid_after_repair"] == 4
-    assert out["mean_distance"] > 0
+    assert out["mean_distance"] >= out["mean_distance_reordered"] > 0
     t3 = SHARED_ROOT / "results" / "blocksworld_3" / "gpt-4_chat" / "task_3_plan_verification.json"
     assert main(["planbench", "repair", str(t3), "--json"]) == 2

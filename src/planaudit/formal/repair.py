@@ -23,6 +23,12 @@ seed left empty is no seed: LPG then plans from scratch (adapting the empty plan
 and the result says so. Whatever LPG writes is read as text and judged by the caller
 with `formal/` (`validate`); nothing here trusts it.
 
+LPG returns its plan ordered by earliest start time, so actions that do not interact
+can come back in another order than the seed's. The result keeps LPG's plan as it
+came (what PlanBench measures) and, beside it, the same actions in the seed's order
+where that order stays valid (`resequence`, `RepairResult.reordered`); the second
+distance is never the larger, and says how much of the first is scheduling.
+
 A call ends as one of STATUSES: `repaired` (a plan came back), `no-plan` (LPG gave
 up or proved the goals unreachable), `timeout` (the wall-clock limit; LPG's own
 `-cputime` is set to the same limit), `crash` (a signal or a non-zero exit), `garbage`
@@ -62,12 +68,18 @@ class RepairUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class RepairResult:
+    """One repair. `steps` is LPG's plan as LPG returned it: the plan PlanBench's
+    heuristic mode measures its distance on. `reordered` holds the same actions put
+    back in the seed's order where that order stays valid (`resequence`): a second,
+    never larger, distance that discounts LPG's scheduling, reported beside the first."""
+
     status: str  # one of STATUSES
-    steps: list[Step] | None = None  # the plan LPG returned (lower-case), for `repaired`
+    steps: list[Step] | None = None  # the plan LPG returned (lower-case), in LPG's order
     seconds: float = 0.0  # wall time of LPG's run
     detail: str = ""  # why there is no plan, in one line
     seed_length: int = 0  # steps handed to LPG
     dropped: list[Step] = field(default_factory=list)  # steps that do not ground: not handed over
+    reordered: list[Step] | None = None  # LPG's actions in the seed's order where it stays valid
 
     @property
     def repaired(self) -> bool:
@@ -302,12 +314,12 @@ def repair(task: Task, domain: str | Path, problem: str | Path, steps: Sequence[
            seed: int = 1, timeout: float = TIMEOUT) -> RepairResult:
     """LPG's repair of `steps` for the task in `domain`/`problem` (the same files the
     task was loaded from). Steps that do not ground are dropped first; a domain LPG
-    does not support is skipped. LPG's actions come back in the seed's order where that
-    order stays valid (`resequence`). The returned plan is not judged here."""
+    does not support is skipped. `steps` of the result is LPG's own plan; `reordered`
+    the same actions in the seed's order where that order stays valid (`resequence`).
+    Neither is judged here."""
     kept, dropped = groundable(task, steps)
     if why := unsupported(domain, problem):
         return RepairResult("skipped", detail=why, seed_length=len(kept), dropped=dropped)
     status, plan, seconds, detail = run_lpg(domain, problem, kept, seed, timeout)
-    if plan is not None:
-        plan = resequence(task, steps, plan)
-    return RepairResult(status, plan, seconds, detail, len(kept), dropped)
+    reordered = resequence(task, steps, plan) if plan is not None else None
+    return RepairResult(status, plan, seconds, detail, len(kept), dropped, reordered)

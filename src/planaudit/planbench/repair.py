@@ -5,7 +5,10 @@ reports how far the repaired plan lies from it. Here each response is read with 
 replay's default dialect for the file (the reading PlanBench most likely scored it
 by), the steps that ground in the instance are handed to LPG (`formal.repair`: the
 binary with `-input_plan`, `-seed`), and planaudit judges the plan that comes back
-on the instance's own problem file, as PlanBench validates t1 and t2. Empty responses
+on the instance's own problem file, as PlanBench validates t1 and t2. The distance is
+measured to LPG's plan as LPG returned it, as PlanBench measured it; the distance to
+the same actions in the seed's order (where that order stays valid) is reported beside
+it. Empty responses
 are left out, as in the replay; a response the dialect cannot read is an empty seed
 (LPG then plans from scratch).
 """
@@ -40,10 +43,10 @@ def _one(ctx: Context, inst: dict, dialect: str, seed: int, timeout: float) -> d
     row = {"instance_id": iid, "seed_length": len(steps), "seed_valid": seed_valid,
            "status": r.status, "repaired": r.repaired, "seconds": r.seconds,
            "dropped": len(r.dropped), "detail": r.detail, "valid": None, "distance": None,
-           "length": None}
+           "distance_reordered": None, "length": None}
     if r.repaired:
         row.update(valid=validate(task, r.steps).valid, distance=levenshtein(steps, r.steps),
-                   length=len(r.steps))
+                   distance_reordered=levenshtein(steps, r.reordered), length=len(r.steps))
     return row
 
 
@@ -55,7 +58,10 @@ def _mean(values) -> float | None:
 def repair_file(path, root=None, seed: int = 0, timeout: float = 10.0, jobs: int = 1,
                 dialect: str | None = None) -> dict:
     """The summary `planaudit planbench repair --json` prints, and the per-instance rows
-    (`rows`). Distances and lengths are over the repaired plans planaudit finds valid."""
+    (`rows`). Distances and lengths are over the repaired plans planaudit finds valid.
+    `distance` is to LPG's plan as LPG returned it (PlanBench's measure);
+    `distance_reordered` to the same actions put back in the seed's order where that
+    order stays valid (never larger: the difference is LPG's scheduling)."""
     res = load_results(path, root)
     if res.test not in TESTS:
         raise ResultsError(f"{res.path}: heuristic mode repairs plans of t1 or t2, not {res.test}")
@@ -78,7 +84,9 @@ def repair_file(path, root=None, seed: int = 0, timeout: float = 10.0, jobs: int
         "valid_after_repair": len(good),
         "valid_seeds": len(seeds_ok),
         "valid_seeds_unchanged": sum(r["distance"] == 0 for r in seeds_ok),
+        "valid_seeds_unchanged_reordered": sum(r["distance_reordered"] == 0 for r in seeds_ok),
         "mean_distance": _mean(r["distance"] for r in good),
+        "mean_distance_reordered": _mean(r["distance_reordered"] for r in good),
         "mean_repaired_length": _mean(r["length"] for r in good),
         "mean_seconds": _mean(r["seconds"] for r in rows if r["status"] != "skipped"),
         "statuses": {s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})},
@@ -88,4 +96,5 @@ def repair_file(path, root=None, seed: int = 0, timeout: float = 10.0, jobs: int
 
 
 SUMMARY_KEYS = ("instances", "repaired", "valid_after_repair", "valid_seeds",
-                "valid_seeds_unchanged", "mean_distance", "mean_repaired_length", "mean_seconds")
+                "valid_seeds_unchanged", "valid_seeds_unchanged_reordered", "mean_distance",
+                "mean_distance_reordered", "mean_repaired_length", "mean_seconds")
