@@ -74,9 +74,9 @@ def failure_detail(failure, extraction) -> str | None:
     return text
 
 
-REPAIR_COLUMNS = ("repaired", "repair_valid", "repair_seconds", "repair_distance", "repair_length",
-                  "repair_seed_length", "repair_dropped", "repair_skipped", "repair_status",
-                  "repair_detail")
+REPAIR_COLUMNS = ("repaired", "repair_valid", "repair_seconds", "repair_distance",
+                  "repair_distance_reordered", "repair_length", "repair_seed_length",
+                  "repair_dropped", "repair_skipped", "repair_status", "repair_detail")
 
 
 def repair_columns(task, folder: Path, steps, solvable: bool, plan_valid: bool,
@@ -88,7 +88,9 @@ def repair_columns(task, folder: Path, steps, solvable: bool, plan_valid: bool,
     is valid and `only_invalid` is set, or LPG does not support the domain. Steps that
     do not ground (unknown action or object, wrong arity or types) are not handed to
     LPG: `repair_dropped` counts them, and the distance is still measured from the
-    model's whole plan, so a dropped step counts as an edit."""
+    model's whole plan, so a dropped step counts as an edit. `repair_distance` is to
+    LPG's plan as LPG returned it; `repair_distance_reordered` to the same actions put
+    back in the model's order where that order stays valid (never larger)."""
     row = dict.fromkeys(REPAIR_COLUMNS)
     if steps is None:
         row["repair_skipped"] = "no plan extracted"
@@ -109,6 +111,7 @@ def repair_columns(task, folder: Path, steps, solvable: bool, plan_valid: bool,
     if result.repaired:
         row.update(repair_valid=validate(task, result.steps).valid,
                    repair_distance=levenshtein(steps, result.steps),
+                   repair_distance_reordered=levenshtein(steps, result.reordered),
                    repair_length=len(result.steps))
     return row
 
