@@ -9,7 +9,8 @@
 - PC (plan compliance): the geometric mean of the three; 0 when any of them is 0.
 - strict: only plan phases occur, all of them, their first occurrences in order.
 
-Worked examples (expected N R P V): `N R R P V V V P V` -> PC 1; `R R R R N N N P P V V`
+Worked examples in the paper's letters (expected N R P V: navigation, reproduction, patch,
+validation): `N R R P V V V P V` -> PC 1; `R R R R N N N P P V V`
 -> PPC 1, POC 0.75, PPF 1, PC 0.909; `N N N P` -> PPC 0.5, POC 0.5, PPF 1, PC 0.630.
 """
 
