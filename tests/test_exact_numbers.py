@@ -209,3 +209,77 @@ def test_val_agrees_where_exact_and_differs_by_its_tolerance_only(tmp_path):
         assert (c.ours_valid, c.val.valid, c.departure) == (ours_valid, True, departure), goal
         if ours_valid:
             assert c.val.value == pytest.approx(0.3)
+
+
+# -- where values become text outside the formal core: briefs, observations, curriculum ------
+
+THIRDS = """(define (domain thirds) (:requirements :numeric-fluents :action-costs)
+  (:functions (f) (total-cost) - number)
+  (:action inc :parameters () :effect (and (increase (f) 0.1) (increase (total-cost) 0.1)))
+  (:action third :parameters () :effect (and (assign (f) (/ 1 3)) (increase (total-cost) (/ 1 3)))))"""
+
+
+def _templates():
+    from planaudit.suite.brief import Templates
+
+    return Templates(source="<test>", world="A level.", types={}, predicates={},
+                     functions={"f": "the level", "total-cost": "the total cost"},
+                     actions={"inc": "Raise the level.", "third": "Set the level to a third."})
+
+
+def test_a_brief_says_the_literal_exactly():
+    from planaudit.suite.brief import instance_parts
+
+    d = parse_domain(TENTHS)
+    p = parse_problem("(define (problem p) (:domain tenths)"
+                      " (:init (= (f) 0.30000000000000001) (= (total-cost) 100000000000000000001))"
+                      " (:goal (< (f) 0.30000000000000002)))", d)
+    _, goal, values = instance_parts(d, p, _templates())
+    assert [s for _, s in values] == ["the level is 0.30000000000000001"]  # a double says 0.3
+    assert [s for _, s in goal] == ["the level is less than 0.30000000000000002"]
+
+
+def test_an_observation_says_a_third_and_a_large_value_exactly():
+    from planaudit.online.environment import Environment
+    from planaudit.suite.brief import Renderer
+
+    task = _task("(= (f) 1)", domain=THIRDS.replace("thirds", "tenths"))
+    env = Environment(task, {}, None, budget=10)
+    env.state = _run(task, "(third)")
+    assert "f() = 1/3" in env.query_state().text
+    env.state = (env.state[0], (10**20 + 1,))
+    assert "f() = 100000000000000000001" in env.query_state().text  # not 1e+20
+    worded = Environment(task, {}, Renderer(_templates()), budget=10)
+    worded.state = _run(task, "(third)")
+    assert "the level is 1/3" in worded.query_state().text
+
+
+def test_the_curriculum_says_and_writes_a_state_exactly(tmp_path):
+    from planaudit.curriculum.world import World
+
+    (tmp_path / "domain.pddl").write_text(INC_ONLY)
+    world = World(tmp_path / "domain.pddl", _templates())
+    task = _task("(= (f) 0.3)", domain=INC_ONLY)
+    state = _run(task, "(inc)(inc)(inc)")
+    assert write.formula(world.state_goal(task, state)) == "(and (= (f) 0.3))"
+    assert world.state_sentences(task, state) == ["the level is 0.3"]
+
+
+def test_curriculum_truth_and_scoring_keep_a_fractional_cost(tmp_path):
+    from planaudit.curriculum.cases import Case
+    from planaudit.curriculum.generate import Builder
+    from planaudit.curriculum.score import score_plan
+    from planaudit.curriculum.world import World
+
+    (tmp_path / "domain.pddl").write_text(THIRDS)
+    world = World(tmp_path / "domain.pddl", _templates())
+    d = parse_domain(THIRDS)
+    problem = parse_problem("(define (problem p) (:domain thirds) (:init (= (f) 0)"
+                            " (= (total-cost) 0)) (:goal (>= (f) 0.3))"
+                            " (:metric minimize (total-cost)))", d)
+    truth = Builder(world, [], "thirds").plan_truth(problem, ["(inc)"] * 3, optimal=True)
+    truth = json.loads(json.dumps(truth))  # as a case file holds it
+    assert truth["optimal_cost"] == 0.3  # 0.30000000000000004 in binary doubles
+    verdict = score_plan(Case("t2", "suite", "thirds", "p", "", truth), "```\n(third)\n(inc)\n```")
+    assert verdict.outcome == "wrong-answer"
+    assert "cost 13/30 where the optimum is 0.3" in verdict.detail

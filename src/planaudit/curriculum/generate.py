@@ -45,7 +45,7 @@ from planaudit.curriculum.world import (
     optimal_plan,
     run,
 )
-from planaudit.formal import write
+from planaudit.formal import number, write
 from planaudit.formal.diagnosis import read_formula
 from planaudit.formal.ground import COST_FUNCTION, Task
 from planaudit.formal.plan import parse_plan
@@ -160,7 +160,7 @@ class Builder:
                                   f"({verdict.failure.detail if verdict.failure else ''})")
         return {"kind": "plan", "domain_file": str(self.world.domain_file),
                 "problem": write.problem(problem), "plan": plan, "optimal": optimal,
-                "optimal_cost": verdict.cost, "optimal_length": len(plan)}
+                "optimal_cost": number.to_json(verdict.cost), "optimal_length": len(plan)}
 
     def examples(self, rng: random.Random, query: Instance, n: int) -> list[Instance]:
         others = sorted((i for i in self.instances if i.id != query.id),

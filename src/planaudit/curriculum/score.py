@@ -26,6 +26,7 @@ import re
 
 from planaudit.contract import extract
 from planaudit.curriculum.cases import Case, Verdict
+from planaudit.formal import number
 from planaudit.formal.ground import Task
 from planaudit.formal.load import domain_at
 from planaudit.formal.syntax import parse_problem
@@ -74,8 +75,8 @@ def score_plan(case: Case, text: str) -> Verdict:
         detail = f.detail + ("; unsatisfied: " + " ".join(f.unsatisfied) if f.unsatisfied else "")
         return Verdict(False, outcome, detail, extra)
     if truth.get("optimal") and v.cost is not None and v.cost > truth["optimal_cost"] + 1e-9:
-        return Verdict(False, "wrong-answer", f"valid, cost {v.cost:g} where the optimum is "
-                       f"{truth['optimal_cost']:g}", extra)
+        return Verdict(False, "wrong-answer", f"valid, cost {number.render(v.cost)} where the optimum is "
+                       f"{number.render(truth['optimal_cost'])}", extra)
     return Verdict(True, "success", "", extra)
 
 

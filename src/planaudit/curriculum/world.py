@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
+from planaudit.formal import number
 from planaudit.formal.ground import COST_FUNCTION, Task
 from planaudit.formal.load import domain_at, load_task
 from planaudit.formal.plan import parse_plan
@@ -32,8 +33,8 @@ class CurriculumError(ValueError):
     """A domain or instance the curriculum cannot use; the message names it."""
 
 
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else str(v)
+def _num(v) -> str:
+    return number.render(v)  # exact: 0.3, or 1/3 where no decimal is
 
 
 @dataclass
@@ -153,7 +154,7 @@ class World:
         for i, v in enumerate(state[1]):
             if v is not None and task.fluents[i][0] in self.dynamic_functions:
                 fn, args = task.fluents[i]
-                parts.append(("cmp", "=", ("fn", fn, args), ("num", float(v))))
+                parts.append(("cmp", "=", ("fn", fn, args), ("num", v)))  # exact: a float would miss 1/3
         return ("and", tuple(parts))
 
 

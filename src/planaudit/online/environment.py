@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planaudit.contract import parse_action
+from planaudit.formal import number
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import format_step
 from planaudit.formal.task import State, atom_indices, conjuncts, holds
@@ -77,8 +78,8 @@ def _lift_expr(task: Task, e: tuple) -> tuple:
     return e
 
 
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+def _num(v) -> str:
+    return number.render(v)  # exact: 0.3, or 1/3 where no decimal is
 
 
 class Environment:
@@ -244,7 +245,7 @@ class Environment:
         except BriefError as e:
             raise RenderFailed(f"an observed fact cannot be put in words: {e}") from e
 
-    def _value(self, fn: str, args: tuple[str, ...], v: float) -> str:
+    def _value(self, fn: str, args: tuple[str, ...], v) -> str:
         if self.renderer is None:
             return f"{fn}({', '.join(args)}) = {_num(v)}"
         try:

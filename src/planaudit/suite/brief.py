@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from planaudit.formal import number
 from planaudit.formal.ground import COST_FUNCTION
 from planaudit.formal.syntax import Domain, Problem
 from planaudit.formal.task import conjuncts
@@ -116,7 +117,7 @@ class Renderer:
     def expr(self, e: tuple) -> str:
         tag = e[0]
         if tag == "num":
-            return str(int(e[1])) if float(e[1]).is_integer() else str(e[1])
+            return number.render(e[1])  # exact: 0.3, or 1/3 where no decimal is
         if tag == "fn":
             return self.function(e[1], e[2])
         if tag == "neg":
