@@ -174,6 +174,25 @@ def test_translated_objects_and_arity_fail_as_they_failed_val():
                                                     ("no", ("plan", "possible"))]
 
 
+@needs_shared
+def test_published_reading_reads_numbered_prose_before_the_plan():
+    """`translated-published` (the code as published, the o1-mini files) reads every line:
+    a numbered "Unstack ..."/"Stack ..." line before the PDDL is a step too ("Put down",
+    "Pick up" are not: their first word is no action), so the plan is read twice over;
+    `translated` reads only the PDDL lines."""
+    from planaudit.planbench.dialects import READERS
+    from planaudit.planbench.material import load_config
+
+    cfg = load_config(LA, "blocksworld")
+    text = ("**Plan of Actions:**\n1. Unstack blue from orange.\n2. Put down blue.\n"
+            "3. Stack orange on red.\n\n**PDDL PLAN:**\n(unstack blue orange)\n(put-down blue)\n"
+            "(pick-up orange)\n(stack orange red)\n[PDDL PLAN END]")
+    pddl = [("unstack", ("b", "c")), ("put-down", ("b",)), ("pick-up", ("c",)), ("stack", ("c", "a"))]
+    assert READERS["translated"](cfg, text) == pddl
+    assert READERS["translated-published"](cfg, text) == [("unstack", ("b", "c")), ("stack", ("c", "a")),
+                                                          *pddl]
+
+
 # -- Fast Downward: a crash is not "no plan" -------------------------------------------------
 
 BW = """(define (domain bw) (:requirements :strips)
