@@ -12,6 +12,12 @@ An unsolvability claim is never taken on our word alone when the external
 planner runs: it stands only if the planner also reports unsolvable or finds
 nothing in its time; a plan it finds that unified-planning accepts makes the
 task solvable, whatever our search and certificate said.
+
+An unsolvable task gets a certificate (`certificate.py`) from our search's
+exhausted state set: breadth-first search's, or past its limit A*'s expanded
+states with the dead ends LM-cut pruned. One holds at most `bfs_states` states;
+where none can be made, `certificate_missing` in the record says why, and the
+label audit decides whether the task may stand on its two proofs alone.
 """
 
 from __future__ import annotations
