@@ -148,6 +148,10 @@ def test_the_llama_file_was_read_before_digits_were_deleted():
             "(" + " ".join((a, *o)) + ")" for a, o in READERS[name](cfg, i["raw_translation"]))
             != i["extracted_llm_plan"].strip()]
     assert differ == {"translated": [267, 354, 424], "translated-early": []}
+    from planaudit.planbench.replay import dialects_for, load_results
+
+    assert dialects_for(load_results(LLAMA)) == ["translated-early", "translated", "translated-published",
+                                                 "2023", "2024", "2025", "strict"]
 
 
 @needs_shared

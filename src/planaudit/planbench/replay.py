@@ -117,8 +117,8 @@ def dialects_for(res: Results) -> list[str]:
         base = ["2023"]
     if res.translated:
         base = [*TRANSLATED, *base]
-    out = [default_dialect(res)] + [d for d in base if d != default_dialect(res)]
-    return [*out, "strict"]
+    first = default_dialect(res)  # once: for a translated file it reads every translation
+    return [first, *(d for d in base if d != first), "strict"]
 
 
 def default_dialect(res: Results) -> str:
