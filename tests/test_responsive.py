@@ -135,6 +135,7 @@ def test_every_episode_ends_as_computed_on_the_hidden_model(regime, method, prep
         for seed in range(4):
             row = _episode(regime, method, folder, name, seed, tmp_path)
             score = row["success"] or row["detected"]
+            assert row["outcome"] != "error", (name, seed, row["error"])  # not a pass
             assert row["calibration_predicted"] == score, (name, seed, row["outcome"],
                                                            row["first_failure_detail"])
             assert 0 <= row["calibration_expected"] <= 1
@@ -151,6 +152,7 @@ def test_tot_ends_as_computed(prepared, tmp_path):
     folder = prepared["gripper/p03"]
     for seed in range(3):
         row = _episode("offline", "tot", folder, "gripper/p03", seed, tmp_path)
+        assert row["outcome"] != "error", row["error"]
         assert row["calibration_predicted"] == (row["success"] or row["detected"])
 
 
@@ -294,6 +296,7 @@ def test_the_text_tool_protocol_ends_as_computed_too(method, prepared, tmp_path)
                                              task_name=name, protocol="text",
                                              reference_meta=reference_meta(entry)))
             cols = calibration_columns(entry, "online", method, params, prepared[name], name, 0)
+            assert row["outcome"] != "error", (name, row["error"])
             assert cols["calibration_predicted"] == (row["success"] or row["detected"]), name
 
 
