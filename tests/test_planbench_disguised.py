@@ -193,20 +193,44 @@ def test_generated_disguised_cases_score_in_planbench_readings(config):
             assert verdict.correct == (dialect != "2023" or test == "t3"), (case.instance, verdict)
 
 
-def test_a_config_that_cannot_read_states_is_an_error_naming_file_and_field(tmp_path):
-    """Only a config that truly lacks what reading needs gets an error, and it is the
-    file's error (exit 2), not every answer counted wrong."""
-    from planaudit.planbench.replay import ResultsError, replay
-    from tests.test_planbench import CONFIG, DOMAIN, PROBLEM
+def _tiny_root(tmp_path: Path, config: str) -> Path:
+    from tests.test_planbench import DOMAIN, PROBLEM
 
     root = tmp_path / "root"
     (root / "configs").mkdir(parents=True)
     (root / "instances" / "bw" / "basic").mkdir(parents=True)
     (root / "instances" / "bw" / "domain.pddl").write_text(DOMAIN)
     (root / "instances" / "bw" / "basic" / "instance-1.pddl").write_text(PROBLEM)
-    # every template but one is a bare placeholder: no words to find facts by
-    cfg = re.sub(r'(ontable|clear|holding): "[^"]*"', r'\1: "{}"', CONFIG)
-    (root / "configs" / "bw.yaml").write_text(cfg)
+    (root / "configs" / "bw.yaml").write_text(config)
+    return root
+
+
+def test_a_phrase_inside_another_is_tried_after_it(tmp_path):
+    """Templates in the config's order, except that a phrase another one holds ("is on"
+    of `{} is on {}`, inside "is on the table") is tried after the rest: otherwise every
+    "on the table" fact would read as an `on` fact without its second object, dropped."""
+    from planaudit.planbench.execution import fact_phrases, read_state_2023
+    from planaudit.planbench.material import load_config
+    from tests.test_planbench import CONFIG
+
+    cfg = re.sub(r"predicates: \{.*?\}\n", 'predicates: {"on": "{} is on {}", ontable: "{} is on the '
+                 'table", clear: "{} is clear", handempty: "the hand is empty", holding: "the hand '
+                 'holds {}"}\n', CONFIG, flags=re.S)
+    cfg = load_config(_tiny_root(tmp_path, cfg), "bw")
+    assert [p.pred for p in fact_phrases(cfg)] == ["ontable", "clear", "handempty", "holding", "on"]
+    said = read_state_2023(cfg, "blue block is on the table, red block is on blue block, red block "
+                                "is clear, the hand is empty", split_and=True)
+    assert said == [("ontable", ("b",)), ("on", ("a", "b")), ("clear", ("a",)), ("handempty", ())]
+
+
+def test_a_config_that_cannot_read_states_is_an_error_naming_file_and_field(tmp_path):
+    """Only a config that truly lacks what reading needs gets an error, and it is the
+    file's error (exit 2), not every answer counted wrong."""
+    from planaudit.planbench.replay import ResultsError, replay
+    from tests.test_planbench import CONFIG
+
+    # three templates are a bare placeholder: no words to find their facts by
+    root = _tiny_root(tmp_path, re.sub(r'(ontable|clear|holding): "[^"]*"', r'\1: "{}"', CONFIG))
     query = ("Blocks.\n\n[STATEMENT]\nAs initial conditions I have that, the hand is empty.\n"
              " I have executed the following action sequence:\n\n[ACTION SEQUENCE]\n"
              "[ACTION SEQUENCE END]\n[RESULTING STATE]\n")

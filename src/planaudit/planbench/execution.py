@@ -6,7 +6,8 @@ Dialects for reading the listed state:
 - `2023` (the recorded verdicts): lower-cased, split on commas only; in each
   piece the predicate is the first of the config's phrases that occurs (its
   `predicate_mapping`, or, where the config has none, as on the disguised
-  domains, each predicate template's longest stretch of words, longest first);
+  domains, each predicate template's longest stretch of words, in the config's
+  order, a phrase that lies inside another tried after it);
   a one-place fact takes the first object (in the config's order) named in the
   piece, a two-place fact the first object left of the phrase and the first right
   of it (objects on one side of the phrase beyond one: in order of appearance);
@@ -63,10 +64,10 @@ def fact_phrases(cfg: Config) -> tuple[Phrase, ...]:
                                 "predicates")
         return tuple(out)
     out = []
-    for pred, params in domain.predicates.items():
-        template = cfg.predicates.get(pred)
-        if not template:
-            continue  # no template, or a silent one (logistics' types): never stated
+    for pred, template in cfg.predicates.items():  # the config's order, as PlanBench tries them
+        if pred not in domain.predicates or not template:
+            continue  # not the domain's, or silent (logistics' types): never stated
+        params = domain.predicates[pred]
         parts = template.lower().split("{}")
         if len(parts) - 1 != len(params):
             raise MaterialError(f"{cfg.path}: field 'predicates': the template for '{pred}' has "
@@ -85,7 +86,8 @@ def fact_phrases(cfg: Config) -> tuple[Phrase, ...]:
             raise MaterialError(f"{cfg.path}: field 'predicates': '{seen[p.text]}' and '{p.pred}' "
                                 f"are both found by '{p.text}'")
         seen[p.text] = p.pred
-    return tuple(sorted(out, key=lambda p: -len(p.text)))
+    # a phrase inside another ("is in" of "is in the city") is tried after it
+    return tuple(sorted(out, key=lambda p: sum(p.text in q.text for q in out if q is not p)))
 
 
 @lru_cache(maxsize=64)
