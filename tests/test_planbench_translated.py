@@ -286,3 +286,25 @@ def test_repair_distance_is_to_lpgs_own_plan(tmp_path):
     row = repair_columns(task, folder, seed, True, True, {"only_invalid": False, "seed": 0})
     assert row["repair_distance"] == own and row["repair_distance_reordered"] == 0
     assert row["repair_valid"] is True and row["repair_length"] == len(lpg)
+
+
+@needs_lpg
+@needs_shared
+def test_planbench_repair_text_names_both_distances(tmp_path, capsys):
+    """`planaudit planbench repair` (text) gives the distance to LPG's plans as returned and,
+    beside it, the reordered one; the JSON has both."""
+    from planaudit.cli import main
+
+    root = SHARED / "plan-bench"
+    source = root / "results" / "blocksworld_3" / "gpt-4_chat" / "task_1_plan_generation.json"
+    data = json.loads(source.read_text())
+    data["instances"] = [i for i in data["instances"] if not i["llm_correct"]][:2]
+    path = tmp_path / "results" / "blocksworld_3" / "gpt-4_chat" / "task_1_plan_generation.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data))
+    assert main(["planbench", "repair", str(path), "--root", str(root), "--seed", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "actions to LPG's plans as returned (" in text and "reordered towards the model's)" in text
+    assert main(["planbench", "repair", str(path), "--root", str(root), "--seed", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_distance"] >= out["mean_distance_reordered"] > 0

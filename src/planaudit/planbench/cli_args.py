@@ -58,8 +58,9 @@ def cmd_repair(args) -> int:
           f"LPG seed {s['seed']}")
     print(f"  {s['instances']} plans: {s['repaired']} repaired, {s['valid_after_repair']} valid "
           f"after repair; {s['valid_seeds']} valid as given, {s['valid_seeds_unchanged']} of them "
-          "unchanged")
-    print(f"  mean distance {s['mean_distance']} actions, mean repaired length "
+          f"unchanged ({s['valid_seeds_unchanged_reordered']} once reordered)")
+    print(f"  mean distance {s['mean_distance']} actions to LPG's plans as returned "
+          f"({s['mean_distance_reordered']} reordered towards the model's), mean repaired length "
           f"{s['mean_repaired_length']}, {s['mean_seconds']} s a plan")
     print(f"  LPG: {s['statuses']}; {s['dropped_steps']} steps dropped (not groundable)")
     return 0
