@@ -199,19 +199,26 @@ def test_warn_keeps_a_task_two_methods_prove_unsolvable_past_the_certificate_lim
         {"kind": "no-certificate", "message": missing}]
     assert not (out / "vault" / "p01" / "certificate.json").exists()
     truths = [str(out / "vault" / t / "truth.json") for t in ("p01", "p02")]
-    assert main(["suite", "summary", *truths, "--out", str(tmp_path / "summary.csv"),
+    summary = tmp_path / "results" / "suite" / "summary.csv"  # where the workflow puts it
+    summary.parent.mkdir(parents=True)
+    assert main(["suite", "summary", *truths, "--out", str(summary),
                  "--audit-out", str(tmp_path / "audit.csv")]) == 0
     assert "unsolvable without a certificate: vault/p01" in capsys.readouterr().err
-    rows = list(csv.DictReader((tmp_path / "summary.csv").open()))
+    rows = list(csv.DictReader(summary.open()))
     assert [(r["task"], r["solvable"], r["certificate"], r["methods_agreeing"]) for r in rows] \
         == [("p01", "False", "missing", "fast-downward-opt+own"),
             ("p02", "True", "", "fast-downward-opt+own")]
     audit = list(csv.DictReader((tmp_path / "audit.csv").open()))
     assert [(a["task"], a["kind"], a["message"]) for a in audit] == [
         ("p01", "no-certificate", missing)]
-    from planaudit.analysis.report import certificate_sentence
-    text = certificate_sentence(tmp_path / "summary.csv")
-    assert "Unsolvable tasks: 1; certificates checked: none." in text
+    import polars as pl
+
+    from planaudit.analysis.report import design_html
+    config = {"results": str(tmp_path / "results"),
+              "suite": {"source": "external", "root": str(root), "audit": "warn"}}
+    text = design_html(pl.DataFrame(), config, set())  # the report's design section
+    assert "<p>Unsolvable tasks: 1; certificates checked: none. <b>Without a certificate</b>" \
+           in text
     assert "vault/p01 (proven by fast-downward-opt+own)" in text
 
 
@@ -274,6 +281,11 @@ def test_the_suite_job_past_the_limit_carries_the_checked_astar_certificate(tmp_
     folder = res / "vault" / "p01"
     assert main(["certify-check", str(folder / "domain.pddl"), str(folder / "problem.pddl"),
                  str(folder / "certificate.json")]) == 0
+    import polars as pl
+
+    from planaudit.analysis.report import design_html
+    text = design_html(pl.DataFrame(), cfg, set())
+    assert "<p>Unsolvable tasks: 1; certificates checked: 1 expanded-states.</p>" in text
 
 
 # A numeric twin, as LoadBalancing is numeric: the tank fills by 0.5 up to 2 and the
