@@ -62,7 +62,8 @@ def divide(a: Number, b: Number) -> Number | None:
     if type(a) is int and type(b) is int:
         q, r = divmod(a, b)
         return q if r == 0 else Fraction(a, b)
-    return exact(Fraction(a) / b)
+    q = a / b  # a Fraction is on one side: the quotient is one
+    return q.numerator if q.denominator == 1 else q
 
 
 def _decimal(v: Fraction) -> str | None:
