@@ -139,7 +139,7 @@ def test_parse_is_exact(tok, want):
 @pytest.mark.parametrize("v, text", [
     (3, "3"), (Fraction(3, 10), "0.3"), (Fraction(-5, 4), "-1.25"), (Fraction(1, 3), "1/3"),
     (Fraction(-2, 3), "-2/3"), (Fraction(1, 1000000), "0.000001"), (Fraction(6, 2), "3"),
-    (0.1, "0.1"), (10**20 + 1, "100000000000000000001"),
+    (0.1, "0.1"), (10**20 + 1, "100000000000000000001"), (float("inf"), "inf"),
 ])
 def test_render_is_the_shortest_exact_decimal_else_a_fraction(v, text):
     assert number.render(v) == text

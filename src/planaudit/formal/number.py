@@ -87,7 +87,10 @@ def _decimal(v: Fraction) -> str | None:
 
 
 def render(v) -> str:
-    """`v` as text for people: `3`, `0.3`, `-1.25`, or `1/3` when no decimal is exact."""
+    """`v` as text for people: `3`, `0.3`, `-1.25`, or `1/3` when no decimal is exact
+    (`inf` for an infinite float, a search's dead-end estimate)."""
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return str(v)
     v = exact(v)
     if type(v) is int:
         return str(v)
