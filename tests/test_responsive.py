@@ -504,3 +504,19 @@ def test_the_witness_judges_every_answer_as_our_validator_does(prepared):
     assert resolve("auto") == "val" and resolve("formal") == "formal"
     with pytest.raises(ValueError, match="witness must be one of"):
         resolve("vall")
+
+
+def test_the_figure_draws_a_method_whose_every_episode_is_an_error():
+    """The calibrator figure labels such a method instead of failing on its empty effect."""
+    from planaudit.analysis.figures import draw_calibrator
+
+    n = 40
+    full = {"solvable": True, "optimal_length": 3, "plan_length": 3, "efficiency": None,
+            "executable": True, "cost_usd": 0.0}
+    base = _rows("direct", [i < 10 for i in range(n)], [0.25] * n)
+    only = [r | {"outcome": "error"} for r in _rows("modulo", [i < 30 for i in range(n)],
+                                                     [0.75] * n)]
+    same = _rows("cot", [i < 10 for i in range(n)], [0.25] * n)
+    fig = draw_calibrator(pl.DataFrame([r | full for r in base + only + same]), bootstrap=200)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert "modulo (no episode ended: errors only)" in labels and "cot (true effect 0)" in labels

@@ -33,10 +33,12 @@ CAPTIONS = {
     "calibrator": "The positive control, reference/responsive (a reference, not an LLM): per "
                   "method, the measured effect on the score against the baseline (circle: "
                   "filled when the comparisons table finds it significant after Holm) with its "
-                  "95% bootstrap interval over tasks, and the true effect computed on the "
-                  "hidden model from the configured rates and seeded faults (gray bar). The "
-                  "dashed line is the family's minimal detectable difference; each label gives "
-                  "the power predicted for the true effect.",
+                  "95% bootstrap interval over tasks, and the true effect computed from the "
+                  "configured rates and seeded faults on the hidden model as VAL, the witness, "
+                  "judges it (gray bar). The dashed line is the family's minimal detectable "
+                  "difference; each label gives the power predicted for the true effect with "
+                  "the correlation of the paired outcomes measured on the episodes (the "
+                  "calibrator table's correlation column).",
     "outcomes": "How episodes end, per configuration (regime · model · method): the share of "
                 "each outcome, and the mean cost per episode beside it. Errors (the model could "
                 "not be reached) are shown but never counted as model failures.",

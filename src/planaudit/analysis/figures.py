@@ -453,6 +453,7 @@ def draw_calibrator(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000,
             ax.axvline(mdd, color="0", linestyle="--", linewidth=0.9,
                        label=f"minimal detectable difference ({mdd:.1f} pp)")
         labels = [f"{m} (power {w:.2f})" if w is not None else
+                  f"{m} (no episode ended: errors only)" if t is None else
                   f"{m} (true effect {'0' if abs(t) < 1e-9 else 'below 0'})"
                   for m, w, t in zip(p["method"], p["power"], p["true_pp"], strict=True)]
         ax.set_yticks(y, labels)
