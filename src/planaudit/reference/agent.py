@@ -70,7 +70,8 @@ def _workflow_turn(variant: str, meta: dict, messages: list[dict]) -> tuple[str,
 
 
 def _oracle_workflow(truth: dict, order: str, turn: int) -> tuple[str, str, dict]:
-    """The oracle under a prescribed phase order (letters of compliance/phases.py): its
+    """The oracle under a prescribed phase order (the one-letter call order of
+    `PlanSetting.call_order`, `compliance.phases.LEGACY`, as cached calls are keyed): its
     whole episode as a script of turns, of which it plays number `turn`. A plan (P) is
     written in the reply of the tool call that follows it in the order, a summary (Y) in
     the reply that submits. On an unsolvable task it reads, senses where the workflow
