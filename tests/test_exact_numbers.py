@@ -145,6 +145,14 @@ def test_render_is_the_shortest_exact_decimal_else_a_fraction(v, text):
     assert number.render(v) == text
 
 
+def test_numbers_from_other_libraries_become_exact():
+    import numpy as np
+
+    assert number.exact(np.int64(7)) == 7 and type(number.exact(np.int64(7))) is int
+    assert number.exact(np.float64(0.1)) == Fraction(1, 10)
+    assert number.exact(True) == 1 and type(number.exact(True)) is int
+
+
 def test_bad_number_text_is_refused_by_name():
     with pytest.raises(ValueError, match="'1e3'"):
         number.parse("1e3")

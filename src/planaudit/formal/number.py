@@ -15,6 +15,7 @@ become the nearest float.
 
 from __future__ import annotations
 
+import numbers
 import re
 from fractions import Fraction
 
@@ -42,14 +43,14 @@ def exact(v) -> Number:
         return v
     if isinstance(v, Fraction):
         return v.numerator if v.denominator == 1 else v
-    if isinstance(v, bool):
+    if isinstance(v, numbers.Integral):  # bool, numpy's integers
         return int(v)
-    if isinstance(v, int):
-        return int(v)
+    if isinstance(v, numbers.Rational):
+        return exact(Fraction(v.numerator, v.denominator))
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")):
             raise ValueError(f"not a finite number: {v!r}")
-        return exact(Fraction(repr(v)))
+        return exact(Fraction(repr(float(v))))  # numpy prints its floats otherwise
     if isinstance(v, str):
         return parse(v)
     raise TypeError(f"not a number: {v!r}")
