@@ -9,8 +9,9 @@ was not chosen: `(/ 1 3)` has no finite decimal scale.
 
 Text gets the shortest exact decimal when the value has one (`0.3`), else the
 fraction (`1/3`); PDDL text gets `(/ 1 3)`, which parses back to the same value.
-Only at the boundary to JSON and Parquet (`to_json`) may a non-integral value
-become the nearest float.
+Only at the boundary to JSON (`to_json`: `validate`'s verdicts, curriculum case
+files) may a non-integral value become the nearest float; result rows hold no plan
+cost.
 """
 
 from __future__ import annotations
