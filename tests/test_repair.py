@@ -204,13 +204,15 @@ def test_repair_table():
             "domain": "blocksworld"}
     rows = [
         {**base, "task": "p01", "repaired": True, "repair_valid": True, "repair_distance": 1,
-         "repair_length": 8, "repair_seconds": 0.2, "repair_skipped": None},
+         "repair_distance_reordered": 1, "repair_length": 8, "repair_seconds": 0.2, "repair_skipped": None},
         {**base, "task": "p02", "repaired": True, "repair_valid": True, "repair_distance": 3,
-         "repair_length": 12, "repair_seconds": 0.4, "repair_skipped": None},
+         "repair_distance_reordered": 1, "repair_length": 12, "repair_seconds": 0.4, "repair_skipped": None},
         {**base, "task": "p03", "repaired": False, "repair_valid": None, "repair_distance": None,
-         "repair_length": None, "repair_seconds": 0.3, "repair_skipped": None},
+         "repair_distance_reordered": None, "repair_length": None, "repair_seconds": 0.3,
+         "repair_skipped": None},
         {**base, "task": "p04", "repaired": None, "repair_valid": None, "repair_distance": None,
-         "repair_length": None, "repair_seconds": None, "repair_skipped": "valid plan (only_invalid)"},
+         "repair_distance_reordered": None, "repair_length": None, "repair_seconds": None,
+         "repair_skipped": "valid plan (only_invalid)"},
     ]
     t = repair_table(pl.DataFrame(rows)).row(0, named=True)
     assert t["model"] == "flawed (reference, not an LLM)"
@@ -218,6 +220,7 @@ def test_repair_table():
         (4, 1, 3, 2, 2)
     assert t["repair_rate"] == pytest.approx(2 / 3)
     assert t["mean_distance"] == 2 and t["mean_repaired_length"] == 10
+    assert t["mean_distance_reordered"] == 1  # LPG's own output is the main figure
     assert t["distance_per_length"] == pytest.approx(0.2)
     assert repair_table(pl.DataFrame([{**base, "task": "p01"}])).height == 0
 
