@@ -291,3 +291,70 @@ def test_curriculum_truth_and_scoring_keep_a_fractional_cost(tmp_path):
     verdict = score_plan(Case("t2", "suite", "thirds", "p", "", truth), "```\n(third)\n(inc)\n```")
     assert verdict.outcome == "wrong-answer"
     assert "cost 13/30 where the optimum is 0.3" in verdict.detail
+
+
+TANKS = """(define (domain tanks) (:requirements :typing :numeric-fluents :action-costs)
+  (:types tank) (:functions (level ?t - tank) (cap ?t - tank) (total-cost) - number)
+  (:action fill :parameters (?t - tank) :precondition (<= (+ (level ?t) 0.1) (cap ?t))
+    :effect (and (increase (level ?t) 0.1) (increase (total-cost) 0.25)))
+  (:action pour :parameters (?a - tank ?b - tank)
+    :precondition (and (>= (level ?a) 0.3) (<= (+ (level ?b) 0.3) (cap ?b)))
+    :effect (and (decrease (level ?a) 0.3) (increase (level ?b) 0.3)
+                 (increase (total-cost) (/ 1 3))))
+  (:action halve :parameters (?t - tank) :precondition (> (level ?t) 0)
+    :effect (and (assign (level ?t) (/ (level ?t) 2)) (increase (total-cost) 1))))"""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_decimal_plans_agree_with_unified_planning(seed):
+    """Seeded random tank problems (tenths, quarters, thirds, halving) and plans, mostly
+    applicable: verdict, failing step and exact cost as unified-planning's Fractions."""
+    import random
+
+    from unified_planning.engines import ValidationResultStatus
+    from unified_planning.io import PDDLReader
+    from unified_planning.shortcuts import PlanValidator, get_environment
+
+    get_environment().credits_stream = None
+    rng = random.Random(seed)
+    tanks = [f"t{i}" for i in range(rng.randint(2, 3))]
+    init = " ".join(f"(= (level {t}) {rng.choice(('0', '0.5', '1.2'))})"
+                    f" (= (cap {t}) {rng.choice(('1', '1.5', '2.3'))})" for t in tanks)
+    goal = " ".join(f"({rng.choice(('>=', '=', '<='))} (level {t}) {rng.choice(('0.3', '0.6', '0.15'))})"
+                    for t in tanks[:2])
+    text = (f"(define (problem p) (:domain tanks) (:objects {' '.join(tanks)} - tank)"
+            f" (:init {init} (= (total-cost) 0)) (:goal (and {goal})) (:metric minimize (total-cost)))")
+    domain = parse_domain(TANKS)
+    task = Task(domain, parse_problem(text, domain))
+    reader = PDDLReader()
+    up = reader.parse_problem_string(TANKS, text)
+    steps = [("fill", (t,)) for t in tanks] + [("halve", (t,)) for t in tanks] + [
+        ("pour", (a, b)) for a in tanks for b in tanks if a != b]
+    fractional = valid = failed = 0
+    with PlanValidator(name="sequential_plan_validator") as checker:
+        for _ in range(15):
+            state, plan = task.init, []
+            for _ in range(rng.randint(3, 25)):
+                ops = [task.operator(*s) for s in steps]
+                ok = [op for op in ops if op.applicable(state)]
+                op = rng.choice(ok) if ok and rng.random() < 0.9 else rng.choice(ops)
+                plan.append(op.name)
+                if not op.applicable(state):
+                    break
+                state = op.apply(state)
+            fractional += any(v is not None and v != int(v) for v in state[1])
+            plan_text = "\n".join(plan)
+            ours = validate(task, parse_plan(plan_text))
+            up_plan = reader.parse_plan_string(up, plan_text)
+            res = checker.validate(up, up_plan)
+            assert ours.valid == (res.status == ValidationResultStatus.VALID), plan_text
+            if ours.valid:
+                valid += 1
+                (cost,) = res.metric_evaluations.values()
+                assert ours.cost == cost, plan_text
+            elif res.inapplicable_action is not None:
+                failed += 1
+                at = next(i for i, a in enumerate(up_plan.actions, 1)
+                          if a is res.inapplicable_action)
+                assert ours.failure.step == at, plan_text
+    assert fractional > 0 and failed > 0  # non-integral values reached, failing steps compared
