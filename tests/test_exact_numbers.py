@@ -358,3 +358,33 @@ def test_random_decimal_plans_agree_with_unified_planning(seed):
                           if a is res.inapplicable_action)
                 assert ours.failure.step == at, plan_text
     assert fractional > 0 and failed > 0  # non-integral values reached, failing steps compared
+
+
+def test_the_truth_record_of_a_fractional_cost_task_is_json_and_agrees_with_up(tmp_path):
+    """Both validators' exact costs are compared exactly; the record is written as JSON."""
+    from planaudit.formal.truth import Limits, solve
+
+    (tmp_path / "d.pddl").write_text(INC_ONLY)
+    (tmp_path / "p.pddl").write_text("(define (problem p) (:domain tenths) (:init (= (f) 0) "
+                                     "(= (total-cost) 0)) (:goal (>= (f) 0.3)) "
+                                     "(:metric minimize (total-cost)))")
+    record = solve(str(tmp_path / "d.pddl"), str(tmp_path / "p.pddl"),
+                   Limits(external=True, external_seconds=60))
+    text = json.dumps(record)  # a Fraction here would not serialise
+    assert record["solvable"] and record["agree"], record["disagreements"]
+    assert record["optimal_cost"] == 0.3 and record["optimal_length"] == 3
+    assert "0.30000000000000004" not in text
+
+
+def test_a_certificate_reads_a_value_written_as_a_fraction():
+    from planaudit.formal.certificate import CertificateError, _parse_fact
+
+    task = _task("(= (f) 1)")
+    nums: list = []
+    _parse_fact(task, "(= (f) (/ 1 3))", 0, nums)
+    assert nums == [Fraction(1, 3)]
+    _parse_fact(task, "(= (f) 0.1)", 0, nums)
+    assert nums == [Fraction(1, 10)]
+    for bad in ("(= (f) (/ 1 0))", "(= (f) (+ 1 2))", "(= (f) x)"):
+        with pytest.raises(CertificateError, match="bad value"):
+            _parse_fact(task, bad, 0, [])

@@ -34,6 +34,7 @@ from fractions import Fraction
 from itertools import product
 from pathlib import Path
 
+from planaudit.formal import number
 from planaudit.formal.ground import Task
 from planaudit.formal.syntax import parse
 from planaudit.formal.task import Operator, State, atom_indices
@@ -265,13 +266,28 @@ def _parse_fact(task: Task, text: str, state_bits: int, nums: list) -> int:
     if e[0] == "=" and len(e) == 3 and isinstance(e[1], list):
         i = task.fluent(e[1][0], tuple(e[1][1:]))
         nums.extend([None] * (i + 1 - len(nums)))
-        nums[i] = float(e[2])
+        nums[i] = _fact_value(e[2], text)
         return state_bits
     if not all(isinstance(x, str) for x in e):
         raise CertificateError(f"bad fact {text!r}")
     if e[0] not in task.domain.predicates:
         raise CertificateError(f"unknown predicate in {text!r}")
     return state_bits | 1 << task.atom(e[0], tuple(e[1:]))
+
+
+def _fact_value(v, text: str):
+    """A fluent's value as `Task.facts` writes it, exactly: a decimal, or `(/ p q)`."""
+    try:
+        if isinstance(v, str):
+            return number.parse(v)
+        if isinstance(v, list) and len(v) == 3 and v[0] == "/" and all(
+                isinstance(x, str) for x in v[1:]):
+            q = number.divide(number.parse(v[1]), number.parse(v[2]))
+            if q is not None:
+                return q
+    except ValueError:
+        pass
+    raise CertificateError(f"bad value in {text!r}")
 
 
 class CertificateError(ValueError):

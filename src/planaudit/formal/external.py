@@ -18,6 +18,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from planaudit.formal import number
+
 _EXPANDED = re.compile(r"expanded\s+(\d+)\s+state|expanded nodes\s*:\s*(\d+)", re.I)
 _SEARCH_TIME = re.compile(r"search time:\s*([\d.]+)s", re.I)
 
@@ -88,7 +90,7 @@ def validate_up(problem, plan: list[str]) -> UpVerdict:
         return UpVerdict(None, detail=f"unified-planning could not validate: {type(e).__name__}: {e}")
     cost = None
     for v in (result.metric_evaluations or {}).values():
-        cost = float(v)
+        cost = number.exact(v)  # unified-planning's metric is a rational: compared exactly
     if result.status == V.VALID:
         return UpVerdict(True, cost)
     if result.status == V.INVALID:

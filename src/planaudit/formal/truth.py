@@ -23,7 +23,9 @@ label audit decides whether the task may stand on its two proofs alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
+from planaudit.formal import number
 from planaudit.formal.certificate import make as make_certificate
 from planaudit.formal.external import (
     ExternalResult,
@@ -136,10 +138,11 @@ def _plan_disagreements(name: str, check: dict, own: bool) -> list[dict]:
                     "message": f"{name}'s plan is invalid for planaudit ({ours.get('failure')}) "
                                f"and for unified-planning ({up.get('detail', '')})"})
     elif (ours["cost"] is not None and up["cost"] is not None
-          and abs(ours["cost"] - up["cost"]) > 1e-9 * max(1.0, abs(up["cost"]))):
+          and number.exact(ours["cost"]) != number.exact(up["cost"])):  # both exact
         out.append({"kind": "plan-cost", "at_fault": "unknown",
-                    "message": f"{name}'s plan costs {ours['cost']:g} for planaudit and "
-                               f"{up['cost']:g} for unified-planning"})
+                    "message": f"{name}'s plan costs {number.render(ours['cost'])} for "
+                               f"planaudit and {number.render(up['cost'])} for "
+                               "unified-planning"})
     return out
 
 
@@ -163,7 +166,7 @@ def _verdict_disagreements(methods: dict, checks: dict, figure: str) -> list[dic
         worse = [k for k, v in figures.items() if v != best]
         out.append({"kind": "optimum", "at_fault": "+".join(worse),
                     "message": f"optimal {figure} differs: "
-                               + ", ".join(f"{k} {v:g}" for k, v in figures.items())})
+                               + ", ".join(f"{k} {number.render(v)}" for k, v in figures.items())})
     return out
 
 
@@ -262,7 +265,19 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
             record["certificate"] = record["certificate_data"]["kind"]
         else:
             record["certificate_missing"] = _why_no_certificate(own, limits)
-    return record
+    return _json_numbers(record)
+
+
+def _json_numbers(x):
+    """The record with its exact costs as JSON numbers (`number.to_json`): the truth
+    record is written as JSON, where exactness ends."""
+    if isinstance(x, dict):
+        return {k: _json_numbers(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_numbers(v) for v in x]
+    if isinstance(x, Fraction):
+        return number.to_json(x)
+    return x
 
 
 def _why_no_certificate(own: SearchResult, limits: Limits) -> str:
