@@ -130,7 +130,7 @@ def numeric_records(folder: Path, problems: int = 20, plans: int = 20,
 
 def numeric(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        records = numeric_records(Path(tmp), plans=100, seed=args.seed)
+        records = numeric_records(Path(tmp), plans=args.plans, seed=args.seed)
         t_ours, v_ours = ours(records)
         sample = records[:400]  # unified-planning on the first 4 problems' plans
         t_up, v_up = unified_planning(sample)
@@ -150,6 +150,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--numeric", action="store_true",
                     help="generated decimal and fractional plans instead of the corpus")
+    ap.add_argument("--plans", type=int, default=100,
+                    help="--numeric: plans per generated problem (20 problems)")
     args = ap.parse_args()
     if args.numeric:
         return numeric(args)
