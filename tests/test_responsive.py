@@ -298,6 +298,7 @@ def test_the_text_tool_protocol_ends_as_computed_too(method, prepared, tmp_path)
             cols = calibration_columns(entry, "online", method, params, prepared[name], name, 0)
             assert row["outcome"] != "error", (name, row["error"])
             assert cols["calibration_predicted"] == (row["success"] or row["detected"]), name
+            assert cols["calibration_witness"] == ("val" if witness_available() else "formal")
 
 
 def test_a_critique_lists_the_issues_of_the_answer_in_front_of_it(prepared):
@@ -520,3 +521,24 @@ def test_the_figure_draws_a_method_whose_every_episode_is_an_error():
     fig = draw_calibrator(pl.DataFrame([r | full for r in base + only + same]), bootstrap=200)
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert "modulo (no episode ended: errors only)" in labels and "cot (true effect 0)" in labels
+
+
+def test_the_table_and_sentences_say_what_judged_the_true_effects():
+    """A control judged by formal.validate (no VAL) says so: it cannot see a bug in the
+    semantics; rows from before the column say nothing."""
+    n = 40
+    base = _rows("direct", [i < 10 for i in range(n)], [0.25] * n)
+    better = _rows("modulo", [i < 30 for i in range(n)], [0.75] * n)
+    same = _rows("cot", [i < 10 for i in range(n)], [0.25] * n)
+    old = _table(pl.DataFrame(base + better + same))
+    assert old["judged_by"].to_list() == [None, None]
+    assert "judged by" not in " ".join(sentences(old))
+    rows = [r | {"calibration_witness": "val"} for r in base + better]
+    rows += [r | {"calibration_witness": "formal"} for r in same]
+    table = _table(pl.DataFrame(rows))
+    assert dict(zip(table["method"], table["judged_by"], strict=True)) == {
+        "modulo": "val", "cot": "formal+val"}
+    text = " ".join(sentences(table))
+    assert "judged by formal.validate, the validator under test (VAL was not installed" in text
+    assert text.endswith("and VAL, the witness. The control holds: every paired episode ended as "
+                         "computed.")

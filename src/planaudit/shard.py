@@ -202,16 +202,19 @@ def calibration_columns(entry: dict, regime: str, method: str, params: dict, fol
                         task_name: str, epoch: int) -> dict:
     """The responsive calibrator's rows carry what the episode should score, computed on
     the hidden model apart from the pipeline (`reference/expected.py`): the expectation
-    over its draws and the score under the draws it made (other rows: nothing)."""
+    over its draws, the score under the draws it made, and which judge computed them
+    (other rows: nothing)."""
     if entry["model"] != "reference/responsive":
         return {}
-    from planaudit.reference.expected import expectation
+    from planaudit.reference.expected import expectation, resolve
 
     meta = {"task_dir": str(folder), "task": task_name, "sample": epoch,
             **(reference_meta(entry) or {})}
-    found = expectation(meta, regime, method, params)
+    witness = resolve("auto")  # VAL where installed: the row says which judged
+    found = expectation(meta, regime, method, params, witness=witness)
     expected, predicted = found if found is not None else (None, None)
-    return {"calibration_expected": expected, "calibration_predicted": predicted}
+    return {"calibration_expected": expected, "calibration_predicted": predicted,
+            "calibration_witness": witness if found is not None else None}
 
 
 def task_disguise(folder_name: str) -> str:

@@ -56,7 +56,10 @@ TABLE_CAPTIONS = {
                   "power predicted with it for the true effect; the comparisons table's decision "
                   "(p_adj, significant); as_computed of episodes: the paired episodes that ended "
                   "as the computation says, where episodes counts the error episodes too "
-                  "(errors): any episode not as computed, an error included, fails the control.",
+                  "(errors): any episode not as computed, an error included, fails the control; "
+                  "judged_by: what judged the plans in the computation of the true effects (val: "
+                  "VAL, the witness; formal: formal.validate itself, where VAL is not installed, "
+                  "so the control checks the pipeline but not the semantics).",
     "disguise": "Disguises (suite.disguise): per configuration, success on the solvable tasks "
                 "posed both under their own names and under a disguise (deceptive: actions, "
                 "predicates, functions and types renamed to unrelated words; randomized: to "

@@ -25,7 +25,11 @@ CALIBRATOR = {"regime": pl.String, "model": pl.String, "method": pl.String,
               "hi_pp": pl.Float64, "covered": pl.Boolean, "mdd_pp": pl.Float64,
               "correlation": pl.Float64, "power": pl.Float64, "p_adj": pl.Float64,
               "significant": pl.Boolean, "as_computed": pl.Int64, "errors": pl.Int64,
-              "episodes": pl.Int64}
+              "episodes": pl.Int64, "judged_by": pl.String}
+
+JUDGES = {"val": "VAL, the witness",
+          "formal": "formal.validate, the validator under test (VAL was not installed: the "
+                    "control then checks the pipeline but not the semantics under it)"}
 
 PAIR = ["domain", "task"]
 
@@ -73,13 +77,23 @@ def calibrator_table(ep: pl.DataFrame, comparisons: pl.DataFrame, power: pl.Data
             row = dict.fromkeys(CALIBRATOR) | {
                 "regime": regime, "model": model, "method": method, "baseline": baseline,
                 "n": n, "errors": errors, "as_computed": 0, "episodes": 2 * n + errors,
-                "mdd_pp": float(mdd[0]) if len(mdd) and mdd[0] is not None else None}
+                "mdd_pp": float(mdd[0]) if len(mdd) and mdd[0] is not None else None,
+                "judged_by": _judged_by(pl.concat([base_rows, other], how="diagonal_relaxed"))}
             if n:
                 row |= _measured(both, family.filter(pl.col("model") == model,
                                                      pl.col("method") == method),
                                  max(m, 1), seed, n_resamples, alpha)
             rows.append(row)
     return pl.DataFrame(rows, schema=CALIBRATOR)
+
+
+def _judged_by(rows: pl.DataFrame) -> str | None:
+    """Which judge computed the rows' expected scores (`calibration_witness`; rows
+    written before it was recorded: None)."""
+    if "calibration_witness" not in rows.columns:
+        return None
+    found = sorted(rows["calibration_witness"].drop_nulls().unique().to_list())
+    return "+".join(found) or None
 
 
 def _measured(both: pl.DataFrame, decided: pl.DataFrame, m: int, seed: int,
@@ -140,8 +154,14 @@ def sentences(table: pl.DataFrame) -> list[str]:
             f"{g.height} comparisons; {int(g['as_computed'].sum())} of "
             f"{int(g['episodes'].sum())} paired episodes (method and baseline of each "
             f"comparison) ended as computed on the hidden model"
-            f"{_errors(int(g['errors'].fill_null(0).sum()))}. {verdict(g)}")
+            f"{_errors(int(g['errors'].fill_null(0).sum()))}{_judges(g)}. {verdict(g)}")
     return out
+
+
+def _judges(g: pl.DataFrame) -> str:
+    found = sorted({j for v in g["judged_by"].drop_nulls() for j in v.split("+")})
+    return (", the true effects judged by " + " and ".join(JUDGES.get(j, j) for j in found)
+            if found else "")
 
 
 def _errors(n: int) -> str:
