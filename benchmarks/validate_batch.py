@@ -75,16 +75,7 @@ def unified_planning(records: list[dict]) -> tuple[float, list[bool]]:
     return time.perf_counter() - start, verdicts
 
 
-TANKS = """(define (domain tanks) (:requirements :typing :numeric-fluents :action-costs)
-  (:types tank) (:functions (level ?t - tank) (cap ?t - tank) (total-cost) - number)
-  (:action fill :parameters (?t - tank) :precondition (<= (+ (level ?t) 0.1) (cap ?t))
-    :effect (and (increase (level ?t) 0.1) (increase (total-cost) 0.25)))
-  (:action pour :parameters (?a - tank ?b - tank)
-    :precondition (and (>= (level ?a) 0.3) (<= (+ (level ?b) 0.3) (cap ?b)))
-    :effect (and (decrease (level ?a) 0.3) (increase (level ?b) 0.3)
-                 (increase (total-cost) (/ 1 3))))
-  (:action halve :parameters (?t - tank) :precondition (> (level ?t) 0)
-    :effect (and (assign (level ?t) (/ (level ?t) 2)) (increase (total-cost) 1))))"""
+TANKS = (ROOT / "tests" / "data" / "tanks-domain.pddl").read_text()  # shared with the tests
 
 
 def numeric_records(folder: Path, problems: int = 20, plans: int = 20,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -293,16 +294,7 @@ def test_curriculum_truth_and_scoring_keep_a_fractional_cost(tmp_path):
     assert "cost 13/30 where the optimum is 0.3" in verdict.detail
 
 
-TANKS = """(define (domain tanks) (:requirements :typing :numeric-fluents :action-costs)
-  (:types tank) (:functions (level ?t - tank) (cap ?t - tank) (total-cost) - number)
-  (:action fill :parameters (?t - tank) :precondition (<= (+ (level ?t) 0.1) (cap ?t))
-    :effect (and (increase (level ?t) 0.1) (increase (total-cost) 0.25)))
-  (:action pour :parameters (?a - tank ?b - tank)
-    :precondition (and (>= (level ?a) 0.3) (<= (+ (level ?b) 0.3) (cap ?b)))
-    :effect (and (decrease (level ?a) 0.3) (increase (level ?b) 0.3)
-                 (increase (total-cost) (/ 1 3))))
-  (:action halve :parameters (?t - tank) :precondition (> (level ?t) 0)
-    :effect (and (assign (level ?t) (/ (level ?t) 2)) (increase (total-cost) 1))))"""
+TANKS = (Path(__file__).parent / "data" / "tanks-domain.pddl").read_text()
 
 
 @pytest.mark.parametrize("seed", range(6))
