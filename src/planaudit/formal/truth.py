@@ -265,12 +265,15 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
             record["certificate"] = record["certificate_data"]["kind"]
         else:
             record["certificate_missing"] = _why_no_certificate(own, limits)
-    return _json_numbers(record)
+    # the exact costs as JSON numbers, where exactness ends (the certificate, which can
+    # hold millions of states, is written exactly already: no need to walk it)
+    record["methods"] = _json_numbers(record["methods"])
+    record["optimal_cost"] = number.to_json(record["optimal_cost"])
+    return record
 
 
 def _json_numbers(x):
-    """The record with its exact costs as JSON numbers (`number.to_json`): the truth
-    record is written as JSON, where exactness ends."""
+    """`x` with every Fraction as a JSON number (`number.to_json`)."""
     if isinstance(x, dict):
         return {k: _json_numbers(v) for k, v in x.items()}
     if isinstance(x, list):
