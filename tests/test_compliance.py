@@ -32,6 +32,7 @@ from planaudit.llm.client import Client, ModelConfig
 from planaudit.online.run import run_episode
 from tests.conftest import CONFORMANCE
 from tests.fake_openai import FakeOpenAI, reply, tool_call
+from tests.test_planbench import needs_shared
 from tests.test_reference import task_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,6 +148,7 @@ def _phases(text: str, actions, acted: bool) -> list[str]:
 MYSTERY_4O = "llm_planning_analysis/results/mystery_blocksworld/gpt-4o_chat/task_1_plan_generation.json"
 
 
+@needs_shared
 def test_narration_of_progress_is_not_a_replan():
     actions = _actions("mystery_blocksworld")
     assert sorted(actions) == ["attack", "feast", "overcome", "succumb"]
@@ -168,6 +170,7 @@ def test_narration_of_progress_is_not_a_replan():
                    True) == ["read", "act", "replan", "act"]
 
 
+@needs_shared
 def test_a_one_step_plan_is_a_plan_and_a_lone_mention_is_not():
     # GPT-4 reusing a plan whose whole remainder is one action (PlanBench t4, instance 31)
     reuse = _reply("plan-bench/results/blocksworld/gpt-4_chat/task_4_plan_reuse.json", 31)
