@@ -136,8 +136,9 @@ class Responder:
             return status(429, {"Retry-After": "1"})
         if kind in ("500", "502", "503"):
             return status(int(kind))
-        if kind == "timeout":
-            return delay(self.timeout_delay)
+        if kind == "timeout":  # past the deadline the server hangs up: a client whose
+            # timer fired late (a busy event loop) must not read the answer as a success
+            return {**delay(self.timeout_delay), "reset": True}
         if kind == "reset":
             return {"reset": True}
         if kind == "truncated":
