@@ -7,6 +7,8 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed
 CORES  ?= all
+# Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
+EEE    := every-eval-ever==0.3.0
 
 .PHONY: run run-local test lint suite clean
 
@@ -14,6 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python $(EEE)
 	touch $(STAMP)
 
 run: $(STAMP)
