@@ -801,6 +801,10 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.acpbench.commands import add_parser as add_acpbench
 
     add_acpbench(sub, _config_arg)
+
+    from planaudit.interop.commands import add_parser as add_interop
+
+    add_interop(sub)
     _finish_help(p)
     return p
 
@@ -840,6 +844,8 @@ EXAMPLES = {
     "score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
     "acpbench": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json",
     "gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",
+    "inspect": "planaudit export inspect --results results --out results/inspect",
+    "eee": "planaudit export eee --results results --out results/eee",
     "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
                   "--out rows.parquet --transcripts transcripts/",
 }
