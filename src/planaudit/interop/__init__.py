@@ -9,7 +9,7 @@ The contract between planaudit's Inspect samples (the export here, and the tasks
 under the scorer name `SCORER`, its value `CORRECT` when the episode's outcome is a success
 (`success`, `detected`), its answer the outcome, its explanation the first failure or the
 verdict's detail, and `score.metadata[ROW]` the episode's planaudit row (the columns of
-workflow/schemas/rows.schema.yaml); the sample's own metadata carries the task's facts
+workflow/schemas/row.schema.yaml); the sample's own metadata carries the task's facts
 (`SAMPLE_KEYS`) so that `inspect view` shows them without opening the score.
 """
 
