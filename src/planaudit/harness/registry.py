@@ -1,0 +1,7 @@
+"""What `[project.entry-points.inspect_ai] planaudit` loads: the tasks and the reference
+model provider, each registered by its decorator on import."""
+
+from planaudit.harness.offline import offline
+from planaudit.harness.reference import ReferenceAPI
+
+__all__ = ["ReferenceAPI", "offline"]
