@@ -1,0 +1,120 @@
+"""An episode's transcript as one Inspect conversation.
+
+A transcript records every call with the whole conversation it was sent (OpenAI-style
+messages) and its reply. An Inspect sample holds one list of messages, so the calls are
+merged: a call whose messages extend an earlier call's (the same conversation, grown by
+that call's reply and the tool results since) adds only what is new; a call that extends
+none (a critic's own prompt, a Reflexion reflection, a Self-Refine critique) starts a new
+conversation, appended in order with its own system message; a call sent the very same
+messages again (Tree of Thoughts' proposals and scores on one prompt) adds only its reply.
+Each reply carries its call's purpose, tokens and cache hit in the message's metadata, so
+nothing a reader of the transcript sees is lost; only the tool result of an episode's
+last call (it ended the episode: `submit`, a fatal action) is absent, as in the
+transcript itself, whose ending line says what it did.
+"""
+
+from __future__ import annotations
+
+import json
+
+CALL_KEYS = ("input_tokens", "output_tokens", "cost_usd", "latency_s", "cache_hit", "attempts",
+             "error", "finish_reason")
+
+
+def _text(content) -> str:
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _tool_calls(calls: list[dict] | None):
+    from inspect_ai.tool import ToolCall
+
+    out = []
+    for tc in calls or []:
+        fn = tc.get("function") or {}
+        raw = fn.get("arguments")
+        error = None
+        try:
+            args = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
+        except json.JSONDecodeError as e:
+            args, error = {}, f"arguments are not JSON ({e}): {raw}"
+        if not isinstance(args, dict):
+            args, error = {}, f"arguments are not a JSON object: {raw}"
+        out.append(ToolCall(id=str(tc.get("id") or ""), function=str(fn.get("name") or ""),
+                            arguments=args, parse_error=error))
+    return out or None
+
+
+def _reply(call: dict) -> dict:
+    """The reply as the next call of its conversation would hold it."""
+    reply = {"role": "assistant", "content": call.get("content") or ""}
+    if call.get("tool_calls"):
+        reply["tool_calls"] = call["tool_calls"]
+    return reply
+
+
+def merge(steps: list[dict]) -> list[tuple[dict, dict | None]]:
+    """The transcript's messages once each, in order: (message, its call step or None)."""
+    threads: list[list[dict]] = []  # each conversation's latest messages (without its reply)
+    out: list[tuple[dict, dict | None]] = []
+    for step in steps:
+        if "call" not in step:
+            continue
+        messages = step["messages"]
+        best = max((i for i, t in enumerate(threads) if messages[:len(t)] == t),
+                   key=lambda i: len(threads[i]), default=None)
+        if best is None:
+            new = messages
+            threads.append(messages)
+        else:
+            new = messages[len(threads[best]):]
+            if new and new[0].get("role") == "assistant":
+                new = new[1:]  # the reply, already added after the call that made it
+            threads[best] = messages
+        out += [(m, None) for m in new]
+        out.append((_reply(step["call"]), step))
+    return out
+
+
+def to_inspect(steps: list[dict], model: str) -> list:
+    """The merged transcript as Inspect chat messages (tool results name their function)."""
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageTool,
+        ChatMessageUser,
+    )
+
+    names: dict[str, str] = {}
+    messages = []
+    for m, step in merge(steps):
+        role = m.get("role")
+        text = _text(m.get("content"))
+        if role == "system":
+            messages.append(ChatMessageSystem(content=text))
+        elif role == "user":
+            messages.append(ChatMessageUser(content=text))
+        elif role == "tool":
+            call_id = str(m.get("tool_call_id") or "")
+            messages.append(ChatMessageTool(content=text, tool_call_id=call_id,
+                                            function=names.get(call_id)))
+        else:
+            calls = _tool_calls(m.get("tool_calls"))
+            for tc in calls or []:
+                names[tc.id] = tc.function
+            meta = None
+            if step is not None:
+                meta = {"purpose": step.get("purpose"),
+                        **{k: step["call"].get(k) for k in CALL_KEYS if k in step["call"]}}
+            messages.append(ChatMessageAssistant(content=text, tool_calls=calls, model=model,
+                                                 source="generate", metadata=meta))
+    return messages
+
+
+def first_user_text(steps: list[dict]) -> str:
+    for step in steps:
+        for m in step.get("messages") or []:
+            if m.get("role") == "user":
+                return _text(m.get("content"))
+    return ""
