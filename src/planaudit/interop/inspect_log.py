@@ -171,7 +171,7 @@ def build_log(results: Path, key: tuple, shards: list[Path]):
     )
     from inspect_ai.model import ModelUsage
 
-    regime, model, method, setting = key
+    regime, _model, method, setting = key
     rows, transcripts = [], {}
     for shard in shards:
         try:
