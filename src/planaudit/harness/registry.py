@@ -2,6 +2,7 @@
 model provider, each registered by its decorator on import."""
 
 from planaudit.harness.offline import offline
+from planaudit.harness.online import online
 from planaudit.harness.reference import ReferenceAPI
 
-__all__ = ["ReferenceAPI", "offline"]
+__all__ = ["ReferenceAPI", "offline", "online"]
