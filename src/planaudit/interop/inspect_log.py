@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from planaudit import atomic
 from planaudit.interop import ROW, SAMPLE_KEYS, SCORER, SUCCESSES, InteropError
 
 COMPLIANCE = ("phases", "ppc", "poc", "ppf", "pc")
@@ -232,9 +233,8 @@ def write_group(results: Path, out: Path, key: tuple, shards: list[Path]) -> str
 
     log = build_log(results, key, shards)
     path = out / log_name(key)
-    tmp = path.with_suffix(".eval.tmp")
-    write_eval_log(log, tmp, format="eval")
-    os.replace(tmp, path)  # a killed export leaves no half log for `inspect view` to read
+    with atomic.atomic_path(path) as tmp:  # a killed export leaves no half log to read
+        write_eval_log(log, tmp, format="eval")
     missing = log.eval.metadata["missing_transcripts"]
     return (f"{path}: {len(log.samples)} samples"
             + (f" ({missing} without a transcript)" if missing else ""))
