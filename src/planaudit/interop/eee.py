@@ -253,6 +253,9 @@ def results_of(config: tuple[str, str, str | None], rows: list[dict], source: di
             continue
         value, ci = rate
         metric_id, name, description = METRICS[metric]
+        if config[0] not in MAIN_REGIMES:  # the curriculum's cases, ACPBench's questions
+            name, description = "Accuracy (all cases)", ("the share of cases answered "
+                                                         "correctly (error episodes left out)")
         uncertainty: dict = {"num_samples": len(group)}
         if ci is not None:
             uncertainty.update(num_bootstrap_samples=RESAMPLES, confidence_interval={
