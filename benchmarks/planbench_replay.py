@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "planbench"
 sys.path.insert(0, str(ROOT / "src"))
 
-from planaudit.curriculum.cases import TESTS  # noqa: E402
+from planaudit.planbench.cases import TESTS  # noqa: E402
 from planaudit.planbench.generate import cases  # noqa: E402
 from planaudit.planbench.replay import replay  # noqa: E402
 

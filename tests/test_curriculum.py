@@ -14,7 +14,6 @@ import polars as pl
 import pytest
 import yaml
 
-from planaudit.curriculum.cases import TESTS, Case
 from planaudit.curriculum.families import FAMILIES, member
 from planaudit.curriculum.generate import cases
 from planaudit.curriculum.score import normal, oracle_answer, score, wrong_verdict
@@ -24,6 +23,7 @@ from planaudit.formal.load import domain_at
 from planaudit.formal.plan import parse_plan
 from planaudit.formal.search import breadth_first
 from planaudit.formal.syntax import parse_problem
+from planaudit.planbench.cases import TESTS, Case
 from tests.conftest import DOMAINS, ROOT, SUITE_DOMAINS, blocksworld_config, snakemake
 
 OBFUSCATED = ("blocksworld", "gripper", "logistics")

@@ -275,10 +275,10 @@ def test_the_curriculum_says_and_writes_a_state_exactly(tmp_path):
 
 
 def test_curriculum_truth_and_scoring_keep_a_fractional_cost(tmp_path):
-    from planaudit.curriculum.cases import Case
     from planaudit.curriculum.generate import Builder
     from planaudit.curriculum.score import score_plan
     from planaudit.curriculum.world import World
+    from planaudit.planbench.cases import Case
 
     (tmp_path / "domain.pddl").write_text(THIRDS)
     world = World(tmp_path / "domain.pddl", _templates())

@@ -411,8 +411,8 @@ def test_the_curriculum_regime_runs_a_planbench_root_through_the_client(tmp_path
     import yaml
 
     from planaudit.analysis.collect import collect, default_schema, load_schema
-    from planaudit.curriculum.cases import TESTS
     from planaudit.curriculum.shard import run_curriculum_shard
+    from planaudit.planbench.cases import TESTS
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     entry = {"root": str(SHARED / "plan-bench"), "config": "blocksworld"}

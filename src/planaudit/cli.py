@@ -14,13 +14,16 @@ import sys
 from pathlib import Path
 
 from planaudit import atomic
+from planaudit.commandline import (
+    EXIT_INPUT,
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    InputError,
+    preflight,
+    read_config,
+)
+from planaudit.commandline import config_arg as _config_arg
 from planaudit.formal.sexpr import PDDLError
-
-EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
-
-
-class InputError(Exception):
-    """Bad input outside PDDL (a records file, a config): the message names it."""
 
 
 def _dump(obj) -> str:
@@ -246,33 +249,15 @@ def cmd_certify_check(args) -> int:
 # -- episodes -------------------------------------------------------------------------
 
 
-def _config(args) -> dict:
-    """The config as Snakemake would run it: config/config.yaml, then each --config."""
-    from planaudit.config import ConfigError, load_config
-
-    try:
-        return load_config(*(args.config or []))
-    except ConfigError as e:
-        raise InputError(str(e)) from None
-
-
-def _preflight(entries: list[dict]) -> None:
-    """Refuse to start when a model cannot answer: before any call, in seconds."""
-    from planaudit.llm.preflight import check_models
-
-    if problems := check_models(entries):
-        raise InputError("cannot start, nothing was sent:\n  " + "\n  ".join(problems))
-
-
 def cmd_shard(args) -> int:
     from planaudit.experiment import ConfigError, model_entry
     from planaudit.formal.repair import RepairUnavailable
     from planaudit.formal.witness import WitnessUnavailable
     from planaudit.shard import ShardFailed, run_shard
 
-    config = json.loads(args.spec) if args.spec else _config(args)
+    config = json.loads(args.spec) if args.spec else read_config(args)
     try:
-        _preflight([model_entry(config, args.model)])
+        preflight([model_entry(config, args.model)])
         frames = run_shard(config, args.regime, args.model, args.method, args.domain,
                            Path(args.suite), args.out, args.transcripts,
                            setting=getattr(args, "setting", None),
@@ -312,7 +297,7 @@ def cmd_episode(args) -> int:
     from planaudit.llm.client import Client
     from planaudit.shard import episode_runner, require_witness
 
-    config = _config(args)
+    config = read_config(args)
     try:
         entry = model_entry(config, args.model)
         regime = args.regime or _regime_of(config, args.method)
@@ -326,7 +311,7 @@ def cmd_episode(args) -> int:
     except RepairUnavailable as e:
         raise InputError(f"config {regime}.repair: {e} (or set enabled: false)") from None
     folder = _prepared(config, args.task, Path(args.results or config.get("results", "results")))
-    _preflight([entry])
+    preflight([entry])
     run_episode = episode_runner(regime, entry)
     cache = Cache(config.get("cache", ".cache/planaudit"))
     try:
@@ -382,7 +367,7 @@ def cmd_check(args) -> int:
     """Before a paid run: every model's provider, credentials and server, in seconds."""
     from planaudit.llm.preflight import check_model, resource_name, server_tools
 
-    config = json.loads(args.spec) if args.spec else _config(args)
+    config = json.loads(args.spec) if args.spec else read_config(args)
     entries = [m for m in config.get("models", []) if not args.model or m["name"] in args.model]
     if args.model and (unknown := set(args.model) - {m["name"] for m in entries}):
         raise InputError(f"no model named {', '.join(sorted(unknown))} in the config (have: "
@@ -421,7 +406,7 @@ def cmd_estimate(args) -> int:
     from planaudit.estimate import estimate, render
     from planaudit.experiment import ConfigError
 
-    config = _config(args)
+    config = read_config(args)
     try:
         rows = estimate(config, Path(args.results or config.get("results", "results")) / "suite")
     except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError
@@ -515,7 +500,7 @@ def cmd_calibrate(args) -> int:
         except json.JSONDecodeError as e:
             raise InputError(f"--spec: not JSON ({e})") from None
     elif args.config or Path("config/config.yaml").is_file():
-        config = _config(args)
+        config = read_config(args)
     else:
         config = {}  # outside the project folder: the built-in defaults
     try:
@@ -574,7 +559,8 @@ def _without_curriculum(frame):
     tables."""
     import polars as pl
 
-    from planaudit.analysis.tables import ACPBENCH, MAIN_REGIMES, undisguised
+    from planaudit.analysis.rows import ACPBENCH, MAIN_REGIMES
+    from planaudit.analysis.tables import undisguised
 
     return undisguised(frame.filter(pl.col("regime").is_in([*MAIN_REGIMES, ACPBENCH])))
 
@@ -598,7 +584,7 @@ def cmd_report(args) -> int:
 
     frame = _without_curriculum(_read_episodes(args.episodes))
     try:
-        config = json.loads(args.spec) if args.spec else _config(args)
+        config = json.loads(args.spec) if args.spec else read_config(args)
     except json.JSONDecodeError as e:
         raise InputError(f"--spec: not JSON ({e})") from None
     out = build(frame, config, Path(args.tables), Path(args.figures), Path(args.out))
@@ -876,12 +862,6 @@ def _finish_help(parser: argparse.ArgumentParser) -> None:
             if name in EXAMPLES and not sub.epilog:
                 sub.epilog = "example:\n  " + EXAMPLES[name]
             _finish_help(sub)
-
-
-def _config_arg(p) -> None:
-    p.add_argument("--config", "--configfile", action="append", metavar="FILE",
-                   help="laid over config/config.yaml as Snakemake's --configfile is "
-                        "(repeatable; checked against workflow/schemas/config.schema.yaml)")
 
 
 def main(argv: list[str] | None = None) -> int:

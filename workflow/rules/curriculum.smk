@@ -7,7 +7,7 @@
 # are read by planaudit.planbench.
 import json
 
-from planaudit.curriculum.cases import TESTS as CURRICULUM_TESTS
+from planaudit.planbench.cases import TESTS as CURRICULUM_TESTS
 from planaudit.curriculum.shard import domain_key, settings
 
 CURRICULUM = config.get("curriculum") or {}

@@ -96,7 +96,7 @@ def cmd_gold(args) -> int:
 
 
 def _input_error(message: str):
-    from planaudit.cli import InputError
+    from planaudit.commandline import InputError
 
     return InputError(message)
 
@@ -104,13 +104,13 @@ def _input_error(message: str):
 def cmd_shard(args) -> int:
     from planaudit.acpbench.questions import QuestionError
     from planaudit.acpbench.shard import AcpbenchShardFailed, run_acpbench_shard
-    from planaudit.cli import _config, _preflight
+    from planaudit.commandline import preflight, read_config
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, model_entry
 
-    config = json.loads(args.spec) if args.spec else _config(args)
+    config = json.loads(args.spec) if args.spec else read_config(args)
     try:
-        _preflight([model_entry(config, args.model)])
+        preflight([model_entry(config, args.model)])
         frame, skipped = run_acpbench_shard(config, args.model, args.qtype, Path(args.suite),
                                             args.out, args.transcripts)
     except (ConfigError, QuestionError, CurriculumError, ItemsError, FileNotFoundError,
@@ -130,14 +130,14 @@ def cmd_show(args) -> int:
     from planaudit.acpbench.generate import Skipped, questions
     from planaudit.acpbench.questions import QuestionError
     from planaudit.acpbench.shard import settings
-    from planaudit.cli import _config
+    from planaudit.commandline import read_config
     from planaudit.curriculum.commands import _suite_domain
     from planaudit.curriculum.world import CurriculumError
 
     if "/" not in args.task:
         raise _input_error(f"'{args.task}': name a task as DOMAIN/TASK (gripper/p02)")
     domain, task = args.task.split("/", 1)
-    config = _config(args)
+    config = read_config(args)
     cfg = settings(config.get("acpbench") or {})
     seed = cfg["seed"] if args.seed is None else args.seed
     skipped = Skipped()

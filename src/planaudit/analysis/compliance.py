@@ -25,8 +25,8 @@ import math
 
 import polars as pl
 
+from planaudit.analysis.rows import OK, REFERENCE_SUFFIX
 from planaudit.analysis.stats import holm, mcnemar_exact
-from planaudit.analysis.tables import OK, REFERENCE_SUFFIX
 from planaudit.compliance.phases import order_names, order_text, runs_named
 
 COMPLIANCE_TABLES = ("compliance", "compliance_tests", "settings", "determinism")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from planaudit.analysis.tables import OK as COUNTED
+from planaudit.analysis.rows import OK as COUNTED
 from planaudit.analysis.tables import acpbench_rows, main_rows
 
 # drawn from the offline and online rows (`tables.main_rows`), always written

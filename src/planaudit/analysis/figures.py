@@ -41,6 +41,10 @@ from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
     in_both_regimes,
     why_not,
 )
+
+# one definition of each rate: the figures can never disagree with the tables
+from planaudit.analysis.rows import OK as COUNTED
+from planaudit.analysis.rows import SCORE as SCORED
 from planaudit.analysis.tables import (
     ACPBENCH_ALL,
     RATES,
@@ -49,10 +53,6 @@ from planaudit.analysis.tables import (
     calibrator_rows,
     main_rows,
 )
-
-# one definition of each rate: the figures can never disagree with the tables
-from planaudit.analysis.tables import OK as COUNTED
-from planaudit.analysis.tables import SCORE as SCORED
 
 # outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
 OUTCOME_STYLE = {

@@ -23,6 +23,7 @@ import polars as pl
 import planaudit
 from planaudit.analysis.figure_catalog import ACPBENCH_FIGURES, FIGURES, why_not
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
+from planaudit.analysis.rows import REFERENCE_SUFFIX
 from planaudit.analysis.tables import main_rows
 
 TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance", "compliance_tests",
@@ -133,7 +134,6 @@ TABLE_CAPTIONS = {
                    "outcome was the same in every repeat (the deterministic subset), and success on "
                    "solvable tasks on that subset and over all repeats.",
 }
-REFERENCE_SUFFIX = " (reference, not an LLM)"
 BADGE = '<span class="badge">reference model, not an LLM</span>'
 FLOAT_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
                  "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}"}

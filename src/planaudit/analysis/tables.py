@@ -27,6 +27,7 @@ from planaudit import atomic
 from planaudit.acpbench.questions import FORMS as ACPBENCH_FORMS
 from planaudit.acpbench.questions import TYPES as ACPBENCH_TYPES
 from planaudit.analysis.responsive import calibrator_table
+from planaudit.analysis.rows import ACPBENCH, MAIN_REGIMES, OK, REFERENCE_SUFFIX, SCORE
 from planaudit.analysis.stats import (
     bootstrap_ci,
     detectable_difference,
@@ -46,14 +47,6 @@ PAIR = ["domain", "task"]
 NEEDED = ("regime", "model", "reference", "method", "domain", "task", "solvable", "outcome",
           "success", "executable", "detected", "input_tokens", "output_tokens", "cost_usd")
 
-REFERENCE_SUFFIX = " (reference, not an LLM)"
-# the regimes the configuration tables and figures are built on (their outcomes and
-# baselines); the curriculum and ACPBench have a table (and ACPBench a figure) of their own
-MAIN_REGIMES = ("offline", "online")
-ACPBENCH = "acpbench"
-
-OK = pl.col("outcome") != "error"
-SCORE = pl.col("success") | pl.col("detected")
 
 
 def model_label(model: str, reference: bool) -> str:

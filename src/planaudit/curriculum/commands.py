@@ -10,20 +10,20 @@ from pathlib import Path
 
 
 def _input_error(message: str):
-    from planaudit.cli import InputError
+    from planaudit.commandline import InputError
 
     return InputError(message)
 
 
 def cmd_curriculum_shard(args) -> int:
-    from planaudit.cli import _config, _preflight
+    from planaudit.commandline import preflight, read_config
     from planaudit.curriculum.shard import CurriculumShardFailed, run_curriculum_shard
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, model_entry
 
-    config = json.loads(args.spec) if args.spec else _config(args)
+    config = json.loads(args.spec) if args.spec else read_config(args)
     try:
-        _preflight([model_entry(config, args.model)])
+        preflight([model_entry(config, args.model)])
         frames = run_curriculum_shard(config, args.model, args.test, args.domain,
                                       Path(args.suite), args.out, args.transcripts)
     except (ConfigError, CurriculumError, FileNotFoundError, ValueError) as e:
@@ -53,10 +53,10 @@ def _suite_domain(config: dict, domain: str, results: Path) -> Path:
 
 
 def cmd_planbench_show(args) -> int:
-    from planaudit.cli import _config
-    from planaudit.curriculum.cases import TESTS
+    from planaudit.commandline import read_config
     from planaudit.curriculum.shard import domain_key, planbench, settings
     from planaudit.curriculum.world import CurriculumError
+    from planaudit.planbench.cases import TESTS
 
     if args.test not in TESTS:
         raise _input_error(f"no test case '{args.test}' (have: {', '.join(TESTS)})")
@@ -64,7 +64,7 @@ def cmd_planbench_show(args) -> int:
         raise _input_error(f"'{args.case}': name a case as DOMAIN/INSTANCE (gripper/p03, "
                            "blocksworld/12)")
     domain, instance = args.case.split("/", 1)
-    config = _config(args)
+    config = read_config(args)
     section = config.get("curriculum") or {}
     cfg = settings(section, args.test)
     shots = cfg["shots"] if args.shots is None else args.shots

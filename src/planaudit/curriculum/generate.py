@@ -34,7 +34,6 @@ import random
 from collections.abc import Sequence
 from functools import cached_property
 
-from planaudit.curriculum.cases import TESTS, Case
 from planaudit.curriculum.families import FAMILIES, member
 from planaudit.curriculum.world import (
     CurriculumError,
@@ -54,6 +53,7 @@ from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.syntax import Problem, parse_problem
 from planaudit.formal.task import conjuncts
 from planaudit.formal.validate import validate
+from planaudit.planbench.cases import TESTS, Case
 from planaudit.suite.brief import BriefError, domain_brief
 from planaudit.suite.catalog import selects
 from planaudit.suite.obfuscate import name_map, rename

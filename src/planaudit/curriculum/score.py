@@ -25,12 +25,12 @@ from __future__ import annotations
 import re
 
 from planaudit.contract import extract
-from planaudit.curriculum.cases import Case, Verdict
 from planaudit.formal import number
 from planaudit.formal.ground import Task
 from planaudit.formal.load import domain_at
 from planaudit.formal.syntax import parse_problem
 from planaudit.formal.validate import validate
+from planaudit.planbench.cases import Case, Verdict
 
 _FENCE = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _LEAD = re.compile(r"^\s*(?:[-*•]+|\d+\s*[.):])\s*")

@@ -20,11 +20,11 @@ from pathlib import Path
 import polars as pl
 
 from planaudit import __version__, atomic
-from planaudit.curriculum.cases import TESTS, Case, Verdict
 from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
+from planaudit.planbench.cases import TESTS, Case, Verdict
 
 ROW_OUTCOMES = ("success", "goal-not-reached", "inapplicable-action", "malformed",
                 "wrong-answer", "error")

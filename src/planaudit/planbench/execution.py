@@ -173,7 +173,7 @@ def read_state_strict(cfg: Config, text: str) -> list[Atom]:
 
 
 def score_t7(ctx, inst: dict, text: str, dialect: str):
-    from planaudit.planbench.replay import Outcome
+    from planaudit.planbench.cases import Outcome
 
     st = ctx.statement(inst["query"])
     w = ctx.world

@@ -24,8 +24,8 @@ import random
 from functools import lru_cache
 from pathlib import Path
 
-from planaudit.curriculum.cases import TESTS, Case, Verdict
 from planaudit.planbench import fastdownward
+from planaudit.planbench.cases import TESTS, Case, Verdict
 from planaudit.planbench.language import facts_text, plan_text, sort_key
 from planaudit.planbench.material import Atom, Config, MaterialError, load_config
 from planaudit.planbench.world import World, goal_atoms, world_of

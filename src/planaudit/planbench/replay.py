@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planaudit.formal import PDDLError
+from planaudit.planbench.cases import Outcome
 from planaudit.planbench.dialects import READERS, TRANSLATED, Unreadable, best_translated
 from planaudit.planbench.material import Config, MaterialError, load_config
 from planaudit.planbench.query import Statement, read_statement
@@ -171,15 +172,6 @@ def recorded_verdict(inst: dict, test: str) -> bool | None:
         if inst.get(k) is not None:
             return bool(inst[k])
     return None
-
-
-@dataclass
-class Outcome:
-    instance_id: object
-    correct: bool | None  # None: left out (no response, or an empty one)
-    outcome: str
-    why: str = ""
-    scores: dict = field(default_factory=dict)
 
 
 class Context:

@@ -141,7 +141,7 @@ def read_answer_strict(cfg: Config, text: str) -> dict:
 
 
 def score_t3(ctx, inst: dict, text: str, dialect: str):
-    from planaudit.planbench.replay import Outcome
+    from planaudit.planbench.cases import Outcome
 
     st = ctx.statement(inst["query"])
     truth = truth_of(ctx.world, st)

@@ -1,4 +1,4 @@
-"""What every curriculum generator produces and every scorer returns.
+"""What every generator of PlanBench test cases produces and every scorer returns.
 
 A `Case` is one prompt of one test case with the ground truth its scorer needs, for
 any source of domains (our suite, a PlanBench root). Keeping the record plain JSON
@@ -36,3 +36,14 @@ class Verdict:
     outcome: str  # e.g. "valid", "invalid", "not_optimal", "wrong_state", "unreadable"
     detail: str = ""  # why, in a line: the first failure, the facts missed
     scores: dict = field(default_factory=dict)  # extra named scores (t3: binary/type/expl)
+
+
+@dataclass
+class Outcome:
+    """One recorded answer of a PlanBench results file, replayed."""
+
+    instance_id: object
+    correct: bool | None  # None: left out (no response, or an empty one)
+    outcome: str
+    why: str = ""
+    scores: dict = field(default_factory=dict)
