@@ -414,3 +414,24 @@ def test_acpbench_config_runs_acpbench_alone_and_the_paying_configs_never_do(tmp
     assert {k: v for k, v in jobs.items() if k.startswith("acpbench_")} == {
         f"acpbench_{m}": "8" for m in ("oracle", "flawed", "responsive")}
     assert not [k for k in jobs if k.split("_")[0] in ("offline", "online", "curriculum")]
+
+
+def test_each_models_transcripts_land_in_its_own_folder(tmp_path):
+    """One job per model: each writes its transcripts under its own model's folder (a
+    late-bound loop variable once sent every model's to the last one's, overwriting them)."""
+    import json
+
+    models = [{"name": n, "model": f"reference/{n}", "family": "reference", "tier": "reference"}
+              for n in ("oracle", "flawed")]
+    cfg = blocksworld_config(tmp_path, {"p01": "solvable"}, curriculum={"tests": []},
+                             acpbench={"types": ["app"], "tasks": 1, "states": 1}, models=models)
+    res = tmp_path / "results"
+    shards = [str(res / "episodes" / "acpbench" / m["name"] / "app.parquet") for m in models]
+    done = snakemake(cfg, *shards, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for m in models:
+        files = sorted((res / "transcripts" / "acpbench" / m["name"] / "app").rglob("*.jsonl"))
+        assert len(files) == pl.read_parquet(res / "episodes" / "acpbench" / m["name"]
+                                             / "app.parquet").height == 3
+        last = [json.loads(f.read_text().splitlines()[-1])["row"]["model"] for f in files]
+        assert set(last) == {m["name"]}, (m["name"], files)

@@ -64,7 +64,11 @@ for _model in MODELS:
             model=_model,
             spec=acpbench_spec(_model),
             suite=lambda wc, input: Path(input[0]).parents[2] if ACP_SUITE_TRUTHS else f"{RESULTS}/suite",
-            transcripts=lambda wc: f"{RESULTS}/transcripts/acpbench/{_model}/{wc.qtype}",
+            # the model from the output, not `_model`: a lambda reads the loop's variable when
+            # it runs, after the loop, so every model's transcripts went to the last one's folder
+            transcripts=lambda wc, output: (
+                f"{RESULTS}/transcripts/acpbench/{Path(output[0]).parent.name}/{wc.qtype}"
+            ),
         resources:
             **{RESOURCES[_model]: 1},
             **job_resources("acpbench"),
