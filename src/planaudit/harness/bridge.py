@@ -102,6 +102,7 @@ class InspectClient:
     def __init__(self) -> None:
         self.cfg = model_config()
         self.exchanges: list[tuple[list[dict], Call]] = []
+        self.output = None  # Inspect's output of the last call that answered
 
     @property
     def reference(self) -> bool:
@@ -122,6 +123,7 @@ class InspectClient:
         except Exception as e:  # Inspect has retried what it retries: the episode's error
             call = Call(None, attempts=1, error=f"{type(e).__name__}: {str(e)[:300]}")
         else:
+            self.output = out
             usage = out.usage
             call = Call(out.completion, [], usage.input_tokens if usage else 0,
                         usage.output_tokens if usage else 0,
@@ -138,4 +140,6 @@ class InspectClient:
         if not self.exchanges:
             return []
         messages, call = self.exchanges[-1]
+        if call.error is None and self.output is not None:
+            return [*to_inspect(messages), self.output.message]
         return [*to_inspect(messages), ChatMessageAssistant(content=call.content or "")]

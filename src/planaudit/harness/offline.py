@@ -61,8 +61,8 @@ def planaudit_strategy(method: str, params: dict):
         store().set(TRANSCRIPT_KEY, transcript[-1])
         if client.exchanges:
             state.messages = client.conversation()
-            state.output = ModelOutput.from_content(str(client.cfg.name),
-                                                    client.exchanges[-1][1].content or "")
+            state.output = client.output or ModelOutput.from_content(
+                str(client.cfg.name), client.exchanges[-1][1].content or "")
         return state
 
     return solve
