@@ -215,6 +215,21 @@ def test_real_model_online_violation_ends_the_episode(where, oracle_offline):
     assert_no_leaks(log, where["suite"])
 
 
+def test_any_inspect_agent_through_solver(where, oracle_offline):
+    """`--solver basic_agent`: Inspect's own agent with its own submit tool, which the
+    scorer takes as planaudit's submit (the goal is checked by `formal/` then)."""
+    plan = truth(where, "p01")["plan"]
+    script = [tool_call("get_task", {}, "c1"),
+              *[tool_call("act", {"action": a}, f"a{i}") for i, a in enumerate(plan)],
+              tool_call("submit", {"answer": "done"}, "s")]
+    log = served(where, script, "planaudit/online", "--solver", "basic_agent", "-T", "tasks=p01",
+                 "-T", "method=basic_agent", name="real-basic-agent")
+    (row,) = rows(log)
+    assert (row["outcome"], row["method"], row["plan_length"]) == ("success", "basic_agent",
+                                                                    len(plan))
+    assert row["steps"] == len(plan) + 2  # get_task, the acts, the submit
+
+
 def test_real_model_acpbench(where, oracle_offline):
     from planaudit.acpbench.generate import questions
 

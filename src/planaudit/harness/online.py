@@ -6,7 +6,9 @@ The setup solver (run even when `--solver` replaces the agent) builds the sample
 fatal-violation rule) and puts its tools in `state.tools`: `get_task` and `query_state`
 sense and change nothing, `act` changes the state, and an inapplicable action ends the
 episode as `inapplicable-action`, after which no tool runs. Names and descriptions are
-planaudit's (`online/tools.py`); react's submit tool is planaudit's `submit`. The
+planaudit's (`online/tools.py`); react's submit tool is planaudit's `submit`, and another
+agent's own ending (its submit tool, its message limit) is taken as planaudit's `submit`
+when the scorer runs. The
 environment is one object per sample, held under the sample's uuid until its scorer has
 made the row; the row has the columns `online/run.py` makes, from the same counters,
 `episode.online_outcome` and `compliance.assessment`.
@@ -96,6 +98,14 @@ class Episode:
                                parameters=params).as_tool())
         return out
 
+    def sensing_and_acting(self) -> list:
+        """The tools every agent gets in `state.tools`; `submit` is the agent's own (react's
+        is planaudit's; another agent's ending counts as planaudit's submit)."""
+        return [t for t in self.tools() if ToolDef(t).name != "submit"]
+
+    def submit_tool(self):
+        return next(t for t in self.tools() if ToolDef(t).name == "submit")
+
 
 def episode_of(state: TaskState) -> Episode:
     if state.uuid not in _EPISODES:
@@ -121,7 +131,7 @@ def planaudit_environment(budget: int):
         meta = state.metadata
         episode = Episode(Path(meta["task_dir"]), budget)
         _EPISODES[state.uuid] = episode
-        state.tools = episode.tools()
+        state.tools = episode.sensing_and_acting()
         set_call({"task_dir": meta["task_dir"], "task": f"{meta['domain']}/{meta['task']}",
                   "purpose": "act", "protocol": "native", "sample": state.epoch - 1})
         return state
@@ -135,8 +145,7 @@ def planaudit_react():
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         episode = episode_of(state)
         env = episode.env
-        submit = next(t for t in state.tools if ToolDef(t).name == "submit")
-        tools = [t for t in state.tools if t is not submit]
+        submit, tools = episode.submit_tool(), list(state.tools)
 
         async def on_continue(agent: AgentState) -> bool | str:
             if env.done:
@@ -192,13 +201,8 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
     from planaudit.harness.bridge import model_config
 
     env, truth, meta = episode.env, episode.truth, state.metadata
-    if env.ending is None:  # the agent stopped without ending the episode: its last turn
-        env.say(state.output.message.text if state.output.choices else "")
-        obs = env.idle()
-        if not env.done:
-            env.exhaust() if env.exhausted else env._end("submitted-early", obs.text)
-            if env.ending == "submitted-early":
-                env._fail("goal", None, "the agent stopped without submitting")
+    if env.ending is None:  # an agent's own ending (its submit, its limit) claims the goal
+        env.call("submit", {})
     fill_texts(env, state.messages)
     solvable = bool(truth["solvable"])
     c = env.count
