@@ -3,7 +3,8 @@
 A transcript records every call with the whole conversation it was sent (OpenAI-style
 messages) and its reply. An Inspect sample holds one list of messages, so the calls are
 merged: a call whose messages extend an earlier call's (the same conversation, grown by
-that call's reply and the tool results since) adds only what is new; a call that extends
+that call's reply and the tool results since) adds only what is new (after the longest
+such earlier conversation); a call that extends
 none (a critic's own prompt, a Reflexion reflection, a Self-Refine critique) starts a new
 conversation, appended in order with its own system message; a call sent the very same
 messages again (Tree of Thoughts' proposals and scores on one prompt) adds only its reply.
@@ -55,26 +56,33 @@ def _reply(call: dict) -> dict:
 
 
 def merge(steps: list[dict]) -> list[tuple[dict, dict | None]]:
-    """The transcript's messages once each, in order: (message, its call step or None)."""
-    threads: list[list[dict]] = []  # each conversation's latest messages (without its reply)
+    """The transcript's messages once each, in order: (message, its call step or None).
+
+    A call continues the earlier call whose messages are the longest prefix of its own
+    (Self-Refine's second answer continues the first answer, not the critique that came
+    between): what follows that prefix is new, but for the earlier call's reply, already
+    added after that call."""
+    bases: list[tuple[list[dict], dict]] = []  # every earlier call's messages and reply
     out: list[tuple[dict, dict | None]] = []
     for step in steps:
         if "call" not in step:
             continue
-        messages = step["messages"]
-        best = max((i for i, t in enumerate(threads) if messages[:len(t)] == t),
-                   key=lambda i: len(threads[i]), default=None)
-        if best is None:
-            new = messages
-            threads.append(messages)
-        else:
-            new = messages[len(threads[best]):]
-            if new and new[0].get("role") == "assistant":
-                new = new[1:]  # the reply, already added after the call that made it
-            threads[best] = messages
+        messages, reply = step["messages"], _reply(step["call"])
+        base = max((b for b in bases if messages[:len(b[0])] == b[0]),
+                   key=lambda b: len(b[0]), default=None)
+        new = messages if base is None else messages[len(base[0]):]
+        if base is not None and new and _same_reply(new[0], base[1]):
+            new = new[1:]
         out += [(m, None) for m in new]
-        out.append((_reply(step["call"]), step))
+        out.append((reply, step))
+        bases.append((messages, reply))
     return out
+
+
+def _same_reply(message: dict, reply: dict) -> bool:
+    return (message.get("role") == "assistant"
+            and (message.get("content") or "") == reply["content"]
+            and (message.get("tool_calls") or None) == reply.get("tool_calls"))
 
 
 def to_inspect(steps: list[dict], model: str) -> list:
