@@ -22,6 +22,7 @@ from matplotlib.text import Text
 from planaudit.acpbench.questions import FORMS, TYPES
 from planaudit.analysis import figures
 from planaudit.analysis.collect import check_shard, collect, default_schema, load_schema
+from planaudit.analysis.commands import _without_curriculum
 from planaudit.analysis.report import TABLE_CAPTIONS, build
 from planaudit.analysis.stats import bootstrap_ci
 from planaudit.analysis.tables import (
@@ -32,7 +33,7 @@ from planaudit.analysis.tables import (
     calibrator_rows,
     write_tables,
 )
-from planaudit.cli import _without_curriculum, main
+from planaudit.cli import main
 from tests.conftest import DOMAINS, ROOT
 from tests.episodes_fixture import make_episodes
 

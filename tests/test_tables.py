@@ -14,7 +14,8 @@ from statsmodels.stats.multitest import multipletests
 from planaudit.analysis.collect import CollectError, collect, default_schema, load_schema
 from planaudit.analysis.stats import mcnemar_exact
 from planaudit.analysis.tables import FORMATS, TABLES, write_tables
-from planaudit.cli import EXIT_INPUT, EXIT_OK, main
+from planaudit.cli import main
+from planaudit.commandline import EXIT_INPUT, EXIT_OK
 from planaudit.episode import OUTCOMES
 from tests.episodes_fixture import make_episodes
 

@@ -12,7 +12,8 @@ import stat
 
 import pytest
 
-from planaudit.cli import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, main
+from planaudit.cli import main
+from planaudit.commandline import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK
 from planaudit.formal import load_task, parse_plan
 from planaudit.formal.departures import CLASSES, DEPARTURES, UNEXPLAINED, classify, compare
 from planaudit.formal.witness import (

@@ -1,7 +1,7 @@
 """What every subcommand shares, below `cli.py` so that a package contributing its own
 subcommands never imports the command line's face: the exit codes, the input error the face
-prints, the `--config` option and reading it as Snakemake would, and the preflight that
-refuses to start before anything is sent."""
+prints, the `--config` option and reading it as Snakemake would. It imports nothing but
+the config reader, so the semantics' own commands (`formal/commands.py`) can use it."""
 
 from __future__ import annotations
 
@@ -26,11 +26,3 @@ def read_config(args) -> dict:
         return load_config(*(args.config or []))
     except ConfigError as e:
         raise InputError(str(e)) from None
-
-
-def preflight(entries: list[dict]) -> None:
-    """Refuse to start when a model cannot answer: before any call, in seconds."""
-    from planaudit.llm.preflight import check_models
-
-    if problems := check_models(entries):
-        raise InputError("cannot start, nothing was sent:\n  " + "\n  ".join(problems))

@@ -104,13 +104,14 @@ def _input_error(message: str):
 def cmd_shard(args) -> int:
     from planaudit.acpbench.questions import QuestionError
     from planaudit.acpbench.shard import AcpbenchShardFailed, run_acpbench_shard
-    from planaudit.commandline import preflight, read_config
+    from planaudit.commandline import read_config
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.llm.preflight import require_models
 
     config = json.loads(args.spec) if args.spec else read_config(args)
     try:
-        preflight([model_entry(config, args.model)])
+        require_models([model_entry(config, args.model)])
         frame, skipped = run_acpbench_shard(config, args.model, args.qtype, Path(args.suite),
                                             args.out, args.transcripts)
     except (ConfigError, QuestionError, CurriculumError, ItemsError, FileNotFoundError,

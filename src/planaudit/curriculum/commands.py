@@ -16,14 +16,15 @@ def _input_error(message: str):
 
 
 def cmd_curriculum_shard(args) -> int:
-    from planaudit.commandline import preflight, read_config
+    from planaudit.commandline import read_config
     from planaudit.curriculum.shard import CurriculumShardFailed, run_curriculum_shard
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.llm.preflight import require_models
 
     config = json.loads(args.spec) if args.spec else read_config(args)
     try:
-        preflight([model_entry(config, args.model)])
+        require_models([model_entry(config, args.model)])
         frames = run_curriculum_shard(config, args.model, args.test, args.domain,
                                       Path(args.suite), args.out, args.transcripts)
     except (ConfigError, CurriculumError, FileNotFoundError, ValueError) as e:

@@ -111,3 +111,11 @@ def server_tools(entry: dict, timeout: float = 3.0) -> str | None:
 def check_models(entries: list[dict], timeout: float = 3.0,
                  environ: Mapping[str, str] | None = None) -> list[str]:
     return [p for e in entries for p in check_model(e, timeout, environ)]
+
+
+def require_models(entries: list[dict]) -> None:
+    """Refuse to start when a model cannot answer: before any call, in seconds."""
+    from planaudit.commandline import InputError
+
+    if problems := check_models(entries):
+        raise InputError("cannot start, nothing was sent:\n  " + "\n  ".join(problems))

@@ -1,0 +1,247 @@
+"""`planaudit offline|online shard`, `episode`, `check` and `estimate`: running episodes, and
+what comes before spending, on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from planaudit import atomic
+from planaudit.commandline import (
+    EXIT_INPUT,
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    InputError,
+    config_arg,
+    read_config,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    for regime in ("offline", "online"):
+        o = sub.add_parser(regime, help=f"the {regime} regime")
+        osub = o.add_subparsers(dest=f"{regime}_command", required=True)
+        sh = osub.add_parser("shard", help="run one model x method over the tasks of one or more "
+                                           "domains")
+        config_arg(sh)
+        sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
+        sh.add_argument("--model", required=True)
+        sh.add_argument("--method", required=True)
+        sh.add_argument("--domain", required=True, action="append",
+                        help="a domain of the prepared suite (repeatable)")
+        sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+        sh.add_argument("--disguise", action="append", choices=("none", "deceptive", "randomized"),
+                        help="run the tasks under this disguise (repeatable; default: none); "
+                             "disguised tasks are the suite's <task>@<disguise> folders")
+        sh.add_argument("--out", required=True,
+                        help="each domain's Parquet file; {domain} stands for the domain's name")
+        sh.add_argument("--transcripts", required=True,
+                        help="folder for <task>.jsonl; {domain} stands for the domain's name")
+        if regime == "online":
+            sh.add_argument("--setting", help="the plan setting (config/plan_settings.yaml); "
+                                              "default none")
+        sh.set_defaults(func=cmd_shard, regime=regime)
+
+    e = sub.add_parser("episode", help="run one episode (offline or online) and print it")
+    e.add_argument("--regime", choices=("offline", "online"),
+                   help="default: the regime whose methods in the config name the method")
+    config_arg(e)
+    e.add_argument("--model", required=True)
+    e.add_argument("--method", required=True)
+    e.add_argument("--task", required=True, metavar="DOMAIN/TASK")
+    e.add_argument("--results", help="where the prepared suite is, default: the config's "
+                                      "results folder (a task not prepared yet is prepared there)")
+    e.add_argument("--cut", type=int, default=0, metavar="N",
+                   help="shorten each message to N characters, visibly (0: print all)")
+    e.add_argument("--setting", help="online: the plan setting (default: the config's first "
+                                      "online.plan_settings, or none)")
+    e.set_defaults(func=cmd_episode)
+
+    ck = sub.add_parser("check", help="before spending: every model's provider, credentials "
+                                      "and server, in seconds (sends no prompt)")
+    config_arg(ck)
+    ck.add_argument("--spec", help="the models as JSON instead (the workflow passes this)")
+    ck.add_argument("--model", action="append", help="check only this model (repeatable)")
+    ck.add_argument("--out", help="on success, write the checked models' names here (the "
+                                  "workflow's marker)")
+    ck.set_defaults(func=cmd_check)
+
+    es = sub.add_parser("estimate", help="expected calls, tokens and dollars of a config")
+    config_arg(es)
+    es.add_argument("--results", help="where the prepared suite is (default: the config's "
+                                       "results folder)")
+    es.add_argument("--json", action="store_true")
+    es.set_defaults(func=cmd_estimate)
+
+
+def cmd_shard(args) -> int:
+    from planaudit.experiment import ConfigError, model_entry
+    from planaudit.formal.repair import RepairUnavailable
+    from planaudit.formal.witness import WitnessUnavailable
+    from planaudit.llm.preflight import require_models
+    from planaudit.shard import ShardFailed, run_shard
+
+    config = json.loads(args.spec) if args.spec else read_config(args)
+    try:
+        require_models([model_entry(config, args.model)])
+        frames = run_shard(config, args.regime, args.model, args.method, args.domain,
+                           Path(args.suite), args.out, args.transcripts,
+                           setting=getattr(args, "setting", None),
+                           disguises=tuple(args.disguise or ("none",)))
+    except (ConfigError, FileNotFoundError, ValueError) as e:
+        raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
+    except RepairUnavailable as e:
+        raise InputError(f"config {args.regime}.repair: {e} (or set enabled: false)") from None
+    except ShardFailed as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return EXIT_NEGATIVE
+    for domain, frame in frames.items():
+        counts = frame["outcome"].value_counts().sort("outcome")
+        print(f"{args.regime}/{args.model}/{args.method}/{domain}: {frame.height} episodes: "
+              + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_episode(args) -> int:
+    """Run one episode and print its transcript and row: the debugging tool."""
+    import asyncio
+
+    from planaudit.experiment import (
+        ConfigError,
+        method_params,
+        model_config,
+        model_entry,
+        plan_settings,
+        reference_meta,
+        shard_hash,
+    )
+    from planaudit.formal.repair import RepairUnavailable
+    from planaudit.formal.witness import WitnessUnavailable
+    from planaudit.llm.cache import Cache
+    from planaudit.llm.client import Client
+    from planaudit.llm.preflight import require_models
+    from planaudit.shard import episode_runner, require_witness
+
+    config = read_config(args)
+    try:
+        entry = model_entry(config, args.model)
+        regime = args.regime or _regime_of(config, args.method)
+        setting = args.setting or (plan_settings(config)[0] if regime == "online" else None)
+        params = method_params(config, regime, args.method, setting)
+        require_witness(params)
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {regime}.witness: {e} (or set witness: none)") from None
+    except RepairUnavailable as e:
+        raise InputError(f"config {regime}.repair: {e} (or set enabled: false)") from None
+    folder = _prepared(config, args.task, Path(args.results or config.get("results", "results")))
+    require_models([entry])
+    run_episode = episode_runner(regime, entry)
+    cache = Cache(config.get("cache", ".cache/planaudit"))
+    try:
+        cache.require_writable()
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    client = Client(model_config(entry), cache)
+    row, transcript = asyncio.run(run_episode(
+        client, args.method, params, folder, task_name=args.task,
+        config_hash=shard_hash(entry, args.method, params),
+        reference_meta=reference_meta(entry), tier=entry.get("tier", "")))
+    from planaudit.transcript import render
+
+    print(render(transcript, row, cut=args.cut))
+    return EXIT_OK
+
+
+def _regime_of(config: dict, method: str) -> str:
+    """The regime whose methods in the config name `method`; InputError listing all."""
+    for regime in ("offline", "online"):
+        if method in config.get(regime, {}).get("methods", []):
+            return regime
+    have = {r: config.get(r, {}).get("methods", []) for r in ("offline", "online")}
+    raise InputError(f"no method '{method}' in the config (offline: "
+                     f"{', '.join(have['offline']) or 'none'}; online: "
+                     f"{', '.join(have['online']) or 'none'})")
+
+
+def _prepared(config: dict, name: str, results: Path) -> Path:
+    """The task's prepared folder; a task not prepared yet is prepared and proven here,
+    exactly as the suite rules would, so that one episode needs no full suite run."""
+    from planaudit.suite.brief import BriefError
+    from planaudit.suite.catalog import CatalogError
+    from planaudit.suite.prepare import prepare_task
+    from planaudit.suite.records import LabelError
+
+    domain, _, task = name.partition("/")
+    if not domain or not task:
+        raise InputError(f"--task {name}: write DOMAIN/TASK, such as gripper/p03")
+    folder = results / "suite" / domain / task
+    if (folder / "truth.json").is_file():
+        return folder
+    print(f"{name}: not prepared yet; preparing and proving it (as `snakemake suite` would)",
+          file=sys.stderr, flush=True)
+    try:
+        return prepare_task(config, domain, task, results,
+                            lambda msg: print(f"  {msg}", file=sys.stderr, flush=True))
+    except (CatalogError, BriefError, LabelError) as e:
+        raise InputError(str(e)) from None
+
+
+def cmd_check(args) -> int:
+    """Before a paid run: every model's provider, credentials and server, in seconds."""
+    from planaudit.llm.preflight import check_model, resource_name, server_tools
+
+    config = json.loads(args.spec) if args.spec else read_config(args)
+    entries = [m for m in config.get("models", []) if not args.model or m["name"] in args.model]
+    if args.model and (unknown := set(args.model) - {m["name"] for m in entries}):
+        raise InputError(f"no model named {', '.join(sorted(unknown))} in the config (have: "
+                         f"{', '.join(m['name'] for m in config.get('models', [])) or 'none'})")
+    failed = 0
+    unwritable = False
+    if "cache" in config:  # a full config (`--config`): its cache must take replies
+        from planaudit.llm.cache import Cache
+
+        try:
+            Cache(config["cache"]).require_writable()
+        except ValueError as e:
+            print(f"planaudit check: {e}", file=sys.stderr)
+            unwritable = True
+    for entry in entries:
+        problems = check_model(entry)
+        failed += bool(problems)
+        kind = "reference, not an LLM" if entry["model"].startswith("reference/") else "LLM"
+        status = "ok" if not problems else "CANNOT RUN"
+        print(f"{entry['name']:<24} {entry['model']:<32} {kind:<22} "
+              f"resource {resource_name(entry['name'])}: {status}")
+        for p in problems:
+            print(f"  {p}")
+        if not problems and (note := server_tools(entry)):
+            print(f"  note: {note}")
+    if args.out and not failed and not unwritable:
+        atomic.write_text(args.out, json.dumps([m["name"] for m in entries]) + "\n")
+    if failed:
+        print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent "
+              "(`planaudit check --config FILE` checks every model of a config at once)",
+              file=sys.stderr)
+    return EXIT_INPUT if failed or unwritable else EXIT_OK
+
+
+def cmd_estimate(args) -> int:
+    from planaudit.estimate import estimate, render
+    from planaudit.experiment import ConfigError
+
+    config = read_config(args)
+    try:
+        rows = estimate(config, Path(args.results or config.get("results", "results")) / "suite")
+    except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError
+        raise InputError(str(e)) from None
+    if args.json:
+        print(json.dumps([r.__dict__ for r in rows], indent=1))
+    else:
+        print(render(rows))
+    return EXIT_OK
