@@ -123,9 +123,14 @@ def test_offline_row_is_the_pipelines(where, oracle_offline):
         assert differ <= {"latency_s", "config_hash", "cache_hits"}, differ
 
 
-def test_oracle_online_cache_and_any_folder(where):
+@pytest.fixture(scope="module")
+def oracle_online(where):
+    return inspect_eval(where, "planaudit/online", "planaudit/oracle", "-T", "tasks=p01,p09")
+
+
+def test_oracle_online_cache_and_any_folder(where, oracle_online):
     """No `suite=`: the task prepares the domain into the user cache folder."""
-    log = inspect_eval(where, "planaudit/online", "planaudit/oracle", "-T", "tasks=p01,p09")
+    log = oracle_online
     assert accuracy(log) == 1.0
     got = {r["task"]: r["outcome"] for r in rows(log)}
     assert got == {"p01": "success", "p09": "detected"}
@@ -133,6 +138,42 @@ def test_oracle_online_cache_and_any_folder(where):
     assert p01["n_ontic"] == p01["plan_length"] == len(truth_from_cache(where, "p01")["plan"])
     assert p01["n_epistemic"] == 2 and p01["sensed_before_first_act"] is True
     assert_no_leaks(log, next(where["cache"].iterdir()))
+
+
+def test_online_row_is_the_pipelines(where, oracle_online):
+    """Inspect's react() with planaudit's tools makes the row planaudit's own react
+    architecture makes with the pipeline's oracle (same columns; same values but for the
+    tokens, which count react's messages, and the bookkeeping)."""
+    import asyncio
+
+    from planaudit.llm.cache import Cache
+    from planaudit.llm.client import Client, ModelConfig
+    from planaudit.online.run import run_episode
+
+    client = Client(ModelConfig(name="oracle", model="reference/oracle", tier="reference"),
+                    Cache(where["run"].parent / "calls"))
+    (suite_dir,) = list(where["cache"].iterdir())
+    for row in rows(oracle_online):
+        mine, _ = asyncio.run(run_episode(client, "react", {"budget": 200}, suite_dir / DOMAIN
+                                          / row["task"], task_name=f"{DOMAIN}/{row['task']}"))
+        assert set(row) == set(mine)
+        differ = {k for k in mine if mine[k] != row[k]}
+        assert differ <= {"latency_s", "config_hash", "cache_hits", "input_tokens",
+                          "output_tokens"}, {k: (mine[k], row[k]) for k in differ}
+
+
+def test_logs_import_back_to_the_rows(where, oracle_offline, tmp_path):
+    """`planaudit import inspect` (the interop contract) reads these logs into the rows."""
+    import polars as pl
+
+    inspect_rows = pytest.importorskip("planaudit.interop.inspect_rows")
+    logs = where["logs"] / "planaudit-offline-planaudit-oracle"
+    list(inspect_rows.import_logs([logs], tmp_path))  # a line per log
+    (parquet,) = list(tmp_path.rglob("*.parquet"))
+    got = pl.read_parquet(parquet).sort("task")
+    want = sorted(rows(oracle_offline), key=lambda r: r["task"])
+    for column in ("task", "outcome", "plan_length", "optimal_length", "method", "reference"):
+        assert got[column].to_list() == [r[column] for r in want]
 
 
 def truth_from_cache(where, task: str) -> dict:
