@@ -147,14 +147,14 @@ def rates(frame: pl.DataFrame, regime: str) -> dict[str, float]:
     from planaudit.analysis.rows import OK
     from planaudit.analysis.tables import RATES
 
-    out = {"n": float(frame.height),
-           "errors": float(frame.filter(~OK).height) if frame.height else 0.0}
     if regime in CURRICULUM_LIKE:
         ok = frame.filter(OK)
         found = {"accuracy": ok["success"].fill_null(False).mean() if ok.height else None}
-    else:
+    else:  # the score (success or detection) first: `inspect view` heads the log with it
         found = frame.select(**RATES).row(0, named=True) if frame.height else {}
-    out.update({k: float(v) for k, v in found.items() if v is not None})
+        found = {"score": found.pop("score", None), **found}
+    out = {k: float(v) for k, v in found.items() if v is not None}
+    out.update({"n": float(frame.height), "errors": float(frame.filter(~OK).height)})
     return out
 
 
