@@ -68,8 +68,7 @@ def merge(steps: list[dict]) -> list[tuple[dict, dict | None]]:
         if "call" not in step:
             continue
         messages, reply = step["messages"], _reply(step["call"])
-        base = max((b for b in bases if messages[:len(b[0])] == b[0]),
-                   key=lambda b: len(b[0]), default=None)
+        base = _longest_prefix(bases, messages)
         new = messages if base is None else messages[len(base[0]):]
         if base is not None and new and _same_reply(new[0], base[1]):
             new = new[1:]
@@ -77,6 +76,18 @@ def merge(steps: list[dict]) -> list[tuple[dict, dict | None]]:
         out.append((reply, step))
         bases.append((messages, reply))
     return out
+
+
+def _longest_prefix(bases: list[tuple[list[dict], dict]], messages: list[dict]):
+    """The base with the longest messages that begin `messages` (its last message is
+    compared first: most bases of a long agent episode fail there, cheaply)."""
+    best = None
+    for base in bases:
+        n = len(base[0])
+        if (n <= len(messages) and (best is None or n > len(best[0]))
+                and (n == 0 or messages[n - 1] == base[0][-1]) and messages[:n] == base[0]):
+            best = base
+    return best
 
 
 def _same_reply(message: dict, reply: dict) -> bool:
