@@ -136,11 +136,7 @@ def test_a_multi_call_episode_is_one_conversation_without_repeats(run):
         assert purposes[:3] == ["final", "critique", "final"]
     for log in run["read"].values():  # every call's reply once, in every regime
         for s in log.samples:
-            if "transcript" in s.metadata:
-                # missing: ACPBench's transcripts of every model go to one folder (the
-                # workflow's late-bound model name), so one model's overwrite the other's
-                assert log.eval.task == "planaudit/acpbench" and not s.messages
-                continue
+            assert "transcript" not in s.metadata  # every row found its transcript
             replies = [m for m in s.messages if m.role == "assistant"]
             assert len(replies) == s.scores[SCORER].metadata[ROW]["n_calls"]
 
@@ -231,3 +227,22 @@ def test_bad_input_is_refused_naming_the_file(run, tmp_path):
         list(export(tmp_path / "no-results", tmp_path / "out"))
     failed = cli("import", "inspect", str(foreign), "--out", str(tmp_path / "cli"))
     assert failed.returncode == 2 and "not of a planaudit task" in failed.stderr
+
+
+def test_a_row_whose_transcript_is_gone_is_still_a_sample_saying_so(run, tmp_path):
+    import shutil
+
+    from planaudit.interop.inspect_log import export
+
+    results = tmp_path / "results"
+    shutil.copytree(run["results"] / "episodes", results / "episodes")
+    shutil.copytree(run["results"] / "transcripts", results / "transcripts")
+    gone = results / "transcripts" / "offline" / "oracle" / "direct" / "blocksworld" / "p02.jsonl"
+    gone.unlink()
+    lines = list(export(results, tmp_path / "logs", workers=1))
+    assert "planaudit_offline_oracle_direct.eval: 3 samples (1 without a transcript)" in \
+        "\n".join(lines)
+    log = read_eval_log(tmp_path / "logs" / "planaudit_offline_oracle_direct.eval")
+    (bare,) = [s for s in log.samples if "transcript" in s.metadata]
+    assert bare.id == "blocksworld/p02" and bare.messages == [] and bare.input == ""
+    assert bare.scores[SCORER].metadata[ROW]["task"] == "p02"
