@@ -2,7 +2,8 @@
 `inspect view`, drives headless Chromium over the DevTools protocol (real time, so the
 viewer's own fetches finish), and for the log list and one sample's messages prints what
 rendered (the page's text holds the expected names) and every console error; screenshots
-go to <prefix>list.png, <prefix>sample.png.
+go to <prefix>list.png, <prefix>sample.png (its messages), <prefix>transcript.png (its
+events).
 
     .venv/bin/planaudit export inspect --results results --out /tmp/inspect-default
     .venv/bin/python benchmarks/inspect_view.py --log-dir /tmp/inspect-default
@@ -137,7 +138,9 @@ def main() -> int:
             sample = (f"{base}{args.log}/samples/sample/{quote(args.sample, safe='')}/1/messages")
             pages = [(base, [f"{len(logs)} items", "planaudit_", "planaudit/oracle"],
                       Path(f"{args.shots}list.png")),
-                     (sample, ["get_task", "act", "Begin."], Path(f"{args.shots}sample.png"))]
+                     (sample, ["get_task", "act", "Begin."], Path(f"{args.shots}sample.png")),
+                     (sample.removesuffix("messages") + "transcript", ["get_task", "act"],
+                      Path(f"{args.shots}transcript.png"))]
             results = asyncio.run(drive(debug, pages, args.seconds))
         finally:
             browser.terminate()

@@ -122,6 +122,12 @@ def test_online_samples_hold_tool_calls_and_tool_results_in_order(run):
         assert "get_task" in called.values() and results >= 1
         if s.metadata["solvable"]:  # the oracle acted: every act but the last answered
             assert "act" in called.values() and results == len(called) - 1
+        # the events inspect view's Transcript tab shows: a model call per call, each sent
+        # the conversation so far, and a tool event per tool result
+        models = [e for e in s.events if e.event == "model"]
+        assert len(models) == s.scores[SCORER].metadata[ROW]["n_calls"]
+        assert [m.id for m in models[-1].input] == [m.id for m in s.messages[:-1]]
+        assert sum(e.event == "tool" for e in s.events) == results
         # the brief reached the agent as get_task's result, once
         assert sum(m.role == "tool" and m.function == "get_task" for m in s.messages) == 1
 

@@ -120,7 +120,7 @@ def sample(row: dict, steps: list[dict] | None):
     from planaudit.interop.inspect_messages import first_user_text, to_inspect
 
     model = inspect_model(row)
-    messages = to_inspect(steps, model) if steps else []
+    messages, events = to_inspect(steps, model) if steps else ([], [])
     meta = {k: row[k] for k in SAMPLE_KEYS if k in row}
     meta.update({k: row[k] for k in COMPLIANCE if k in row})
     if steps is None:
@@ -137,7 +137,7 @@ def sample(row: dict, steps: list[dict] | None):
                   answer=row["outcome"], explanation=explanation(row), metadata={ROW: row})
     return EvalSample(id=sample_id(row), epoch=int(row.get("epoch") or 0) + 1,
                       input=first_user_text(steps or []), target=target(row), messages=messages,
-                      output=output, scores={SCORER: score}, metadata=meta,
+                      output=output, scores={SCORER: score}, metadata=meta, events=events,
                       model_usage={model: usage}, total_time=row.get("latency_s"),
                       working_time=row.get("latency_s"))
 

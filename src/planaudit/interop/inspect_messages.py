@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 
+STOPS = {"stop": "stop", "length": "max_tokens", "tool_calls": "tool_calls",
+         "function_call": "tool_calls", "content_filter": "content_filter"}
 CALL_KEYS = ("input_tokens", "output_tokens", "cost_usd", "latency_s", "cache_hit", "attempts",
              "error", "finish_reason")
 
@@ -55,26 +57,30 @@ def _reply(call: dict) -> dict:
     return reply
 
 
-def merge(steps: list[dict]) -> list[tuple[dict, dict | None]]:
-    """The transcript's messages once each, in order: (message, its call step or None).
+def merge(steps: list[dict]) -> list[tuple[dict, dict | None, list[int] | None]]:
+    """The transcript's messages once each, in order: (message, its call step, the
+    positions of the messages that call was sent), the last two None but for replies.
 
     A call continues the earlier call whose messages are the longest prefix of its own
     (Self-Refine's second answer continues the first answer, not the critique that came
     between): what follows that prefix is new, but for the earlier call's reply, already
     added after that call."""
-    bases: list[tuple[list[dict], dict]] = []  # every earlier call's messages and reply
-    out: list[tuple[dict, dict | None]] = []
+    bases: list[tuple[list[dict], dict, list[int], int]] = []  # messages, reply, positions
+    out: list[tuple[dict, dict | None, list[int] | None]] = []
     for step in steps:
         if "call" not in step:
             continue
         messages, reply = step["messages"], _reply(step["call"])
         base = _longest_prefix(bases, messages)
         new = messages if base is None else messages[len(base[0]):]
+        sent = [] if base is None else list(base[2])
         if base is not None and new and _same_reply(new[0], base[1]):
             new = new[1:]
-        out += [(m, None) for m in new]
-        out.append((reply, step))
-        bases.append((messages, reply))
+            sent.append(base[3])
+        sent += range(len(out), len(out) + len(new))
+        out += [(m, None, None) for m in new]
+        out.append((reply, step, sent))
+        bases.append((messages, reply, sent, len(out) - 1))
     return out
 
 
@@ -96,18 +102,26 @@ def _same_reply(message: dict, reply: dict) -> bool:
             and (message.get("tool_calls") or None) == reply.get("tool_calls"))
 
 
-def to_inspect(steps: list[dict], model: str) -> list:
-    """The merged transcript as Inspect chat messages (tool results name their function)."""
+def to_inspect(steps: list[dict], model: str) -> tuple[list, list]:
+    """The merged transcript as Inspect chat messages (tool results name their function),
+    and as Inspect events: a model event per call (its input the very message objects of
+    the conversation, so the log's writer pools them instead of repeating them) and a tool
+    event per tool result, which `inspect view`'s Transcript tab shows."""
+    from inspect_ai.event import ModelEvent, ToolEvent
     from inspect_ai.model import (
+        ChatCompletionChoice,
         ChatMessageAssistant,
         ChatMessageSystem,
         ChatMessageTool,
         ChatMessageUser,
+        GenerateConfig,
+        ModelOutput,
+        ModelUsage,
     )
 
-    names: dict[str, str] = {}
-    messages = []
-    for m, step in merge(steps):
+    calls: dict[str, object] = {}
+    messages, events = [], []
+    for m, step, sent in merge(steps):
         role = m.get("role")
         text = _text(m.get("content"))
         if role == "system":
@@ -116,19 +130,38 @@ def to_inspect(steps: list[dict], model: str) -> list:
             messages.append(ChatMessageUser(content=text))
         elif role == "tool":
             call_id = str(m.get("tool_call_id") or "")
+            tc = calls.get(call_id)
             messages.append(ChatMessageTool(content=text, tool_call_id=call_id,
-                                            function=names.get(call_id)))
+                                            function=tc.function if tc else None))
+            if tc is not None:
+                events.append(ToolEvent(id=call_id, function=tc.function,
+                                        arguments=tc.arguments, result=text))
         else:
-            calls = _tool_calls(m.get("tool_calls"))
-            for tc in calls or []:
-                names[tc.id] = tc.function
+            tool_calls = _tool_calls(m.get("tool_calls"))
+            calls.update({tc.id: tc for tc in tool_calls or []})
             meta = None
             if step is not None:
                 meta = {"purpose": step.get("purpose"),
                         **{k: step["call"].get(k) for k in CALL_KEYS if k in step["call"]}}
-            messages.append(ChatMessageAssistant(content=text, tool_calls=calls, model=model,
-                                                 source="generate", metadata=meta))
-    return messages
+            reply = ChatMessageAssistant(content=text, tool_calls=tool_calls, model=model,
+                                         source="generate", metadata=meta)
+            messages.append(reply)
+            if step is not None:
+                call = step["call"]
+                usage = ModelUsage(input_tokens=call.get("input_tokens") or 0,
+                                   output_tokens=call.get("output_tokens") or 0)
+                usage.total_tokens = usage.input_tokens + usage.output_tokens
+                stop = STOPS.get(call.get("finish_reason") or "", "unknown")
+                events.append(ModelEvent(
+                    model=model, input=[messages[i] for i in sent or []], tools=[],
+                    tool_choice="auto" if tool_calls else "none", config=GenerateConfig(),
+                    output=ModelOutput(model=model, usage=usage, error=call.get("error"),
+                                       choices=[ChatCompletionChoice(message=reply,
+                                                                     stop_reason=stop)]),
+                    cache="read" if call.get("cache_hit") else None,
+                    working_time=call.get("latency_s"),
+                    error=call.get("error")))
+    return messages, events
 
 
 def first_user_text(steps: list[dict]) -> str:
