@@ -129,6 +129,9 @@ def runs(where, oracle):
                          *[tool_call("act", {"action": a}, f"a{i}") for i, a in enumerate(plan)],
                          tool_call("submit", {"answer": "done"}, "s")], "planaudit/online",
                         ["--solver", "basic_agent", "-T", "method=basic_agent"]),
+        # another solver: Inspect's own generate() on the sample's messages, a wrong plan
+        "generate": ([reply("```\n" + plan[1] + "\n```")], "planaudit/offline",
+                     ["--solver", "generate", "-T", "method=generate"]),
         "acpbench": ([reply(question.oracle)], "planaudit/acpbench",
                      ["-T", "type=app", "-T", "forms=gen", "-T", "states=1"]),
     }
@@ -265,6 +268,15 @@ def test_real_model_offline_valid_plan(where, runs):
     assert (row["input_tokens"], row["output_tokens"]) == (120, 30)
     assert row["reference"] is False and row["cost_usd"] is None  # unpriced, not free
     assert_no_leaks(log, suite_dir(where))
+
+
+def test_any_offline_solver_is_judged(where, runs):
+    """`--solver generate`: the reply Inspect's own solver left is judged by `formal/` as a
+    `direct` episode's (the plan's second step first: inapplicable at step 1)."""
+    plan = truth(where, "p01")["plan"]
+    (row,) = rows(runs["generate"]["planaudit/offline"])
+    assert (row["outcome"], row["method"]) == ("inapplicable-action", "generate")
+    assert (row["first_failure_step"], row["first_failure_action"]) == (1, plan[1])
 
 
 def test_real_model_online_violation_ends_the_episode(where, runs):

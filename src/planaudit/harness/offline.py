@@ -21,6 +21,7 @@ from planaudit.harness.bridge import InspectClient, to_inspect
 from planaudit.harness.scoring import ROW_KEY, TRANSCRIPT_KEY, row_score, stored_row
 from planaudit.harness.suite import base_config, prepared
 from planaudit.interop import SCORER
+from planaudit.llm.client import Call
 
 
 def task_facts(folder: Path, domain: str, name: str, regime: str, method: str) -> dict:
@@ -57,6 +58,7 @@ def planaudit_strategy(method: str, params: dict):
         meta = state.metadata
         row, transcript = await run_episode(client, method, params, Path(meta["task_dir"]),
                                             task_name=f"{meta['domain']}/{meta['task']}")
+        row["method"] = meta["method"]  # the strategy, or the name `-T method=` gives it
         store().set(ROW_KEY, row)
         store().set(TRANSCRIPT_KEY, transcript[-1])
         if client.exchanges:
@@ -68,10 +70,40 @@ def planaudit_strategy(method: str, params: dict):
     return solve
 
 
+class Replay:
+    """The reply another solver (`--solver generate`, any agent) left in the sample, as the
+    one call of a `direct` episode: the episode then reads and judges it as its own."""
+
+    def __init__(self, state: TaskState):
+        from planaudit.harness.bridge import model_config
+
+        self.cfg = model_config()
+        self.output = state.output
+
+    async def complete(self, messages: list[dict], **_) -> Call:
+        out = self.output
+        usage = out.usage
+        return Call(out.completion if out.choices else None, [],
+                    usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
+                    0.0 if self.cfg.model.startswith("reference/") else None,
+                    float(out.time or 0.0), False, 1,
+                    error=None if out.choices else (out.error or "no reply"),
+                    finish_reason="length" if out.stop_reason == "max_tokens" else "stop")
+
+
 @scorer(metrics=[accuracy(), stderr()], name=SCORER)
 def outcome():
-    """The episode's outcome as `formal/` decided it (the row the solver made)."""
+    """The episode's outcome as `formal/` decided it: the row the task's solver made, or
+    (another solver ran) the row of the reply it left, judged as a `direct` episode's."""
+    from planaudit.offline.run import run_episode
+
     async def score(state: TaskState, target):
+        if store().get(ROW_KEY) is None:
+            meta = state.metadata
+            row, _ = await run_episode(Replay(state), "direct", {}, Path(meta["task_dir"]),
+                                       task_name=f"{meta['domain']}/{meta['task']}")
+            row["method"] = meta["method"]
+            return row_score(row)
         return row_score(stored_row(state))
 
     return score
@@ -86,16 +118,19 @@ def method_params(section: dict, method: str, max_tokens: int | None) -> dict:
 @task(name="offline")
 def offline(domain: str = "blocksworld", strategy: str = "direct", tasks: str | None = None,
             root: str | None = None, suite: str | None = None,
-            max_tokens: int | None = None) -> Task:
-    """planaudit's offline regime: the brief, one strategy, the plan judged by `formal/`."""
+            max_tokens: int | None = None, method: str | None = None) -> Task:
+    """planaudit's offline regime: the brief, one strategy, the plan judged by `formal/`;
+    `method` names the method in the rows (default the strategy; say which solver
+    `--solver` plugs in)."""
     from planaudit.offline.strategies import STRATEGIES
 
     if strategy not in STRATEGIES:
         raise ValueError(f"no strategy '{strategy}' (have: {', '.join(STRATEGIES)})")
     suite_dir, ids = prepared(domain, tasks, root, suite)
     params = method_params(base_config().get("offline") or {}, strategy, max_tokens)
-    return Task(dataset=MemoryDataset(samples(suite_dir, domain, ids, "offline", strategy,
+    method = method or strategy
+    return Task(dataset=MemoryDataset(samples(suite_dir, domain, ids, "offline", method,
                                               offline_messages), name=f"planaudit-{domain}"),
                 solver=planaudit_strategy(strategy, params), scorer=outcome(),
-                metadata={"regime": "offline", "domain": domain, "method": strategy,
+                metadata={"regime": "offline", "domain": domain, "method": method,
                           "suite_dir": str(suite_dir)})

@@ -6,7 +6,7 @@ The setup solver (run even when `--solver` replaces the agent) builds the sample
 fatal-violation rule) and puts its tools in `state.tools`: `get_task` and `query_state`
 sense and change nothing, `act` changes the state, and an inapplicable action ends the
 episode as `inapplicable-action`, after which no tool runs. Names and descriptions are
-planaudit's (`online/tools.py`); react's submit tool is planaudit's `submit`, and another
+planaudit's (`protocol.py`); react's submit tool is planaudit's `submit`, and another
 agent's own ending (its submit tool, its message limit) is taken as planaudit's `submit`
 when the scorer runs. The
 environment is one object per sample, held under the sample's uuid until its scorer has
@@ -71,7 +71,7 @@ class Episode:
             return ENDED
 
     def tools(self) -> list:
-        from planaudit.online.tools import SCHEMAS
+        from planaudit.protocol import SCHEMAS
 
         spec = {s["function"]["name"]: s["function"] for s in SCHEMAS}
 
