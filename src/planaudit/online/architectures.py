@@ -21,7 +21,7 @@ from planaudit.contract import extract
 from planaudit.formal.plan import format_step
 from planaudit.llm.client import Call
 from planaudit.online.environment import Environment, Observation
-from planaudit.online.tools import SCHEMAS, TEXT_PROTOCOL, assistant_message, native_calls, text_call
+from planaudit.protocol import SCHEMAS, TEXT_PROTOCOL, assistant_message, native_calls, text_call
 
 # ask(messages, purpose=..., tools=...) -> Call; raises when the call failed after retries
 Ask = Callable[..., Awaitable[Call]]

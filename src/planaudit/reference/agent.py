@@ -15,7 +15,7 @@ from planaudit.reference.answers import _flawed_answer
 
 def _history(messages: list[dict]) -> list[tuple[str, dict, str]]:
     """(tool, arguments, observation) of every earlier turn, in either tool protocol."""
-    from planaudit.online.tools import native_calls, text_call
+    from planaudit.protocol import native_calls, text_call
 
     out = []
     for i, m in enumerate(messages):

@@ -5,7 +5,9 @@ tool call is executed and answered with a `tool` message. Text (for models
 without tool support): the tools are described in the instruction, the model
 ends its reply with a line `TOOL: name {json arguments}`, and the observation
 comes back as a user message. Both decode to the same (name, args) so the
-environment never knows which protocol ran.
+environment never knows which protocol ran. It sits at the bottom, importing nothing of
+the project, so that the online environment, the reference agents and the Inspect tasks
+read a history the same way without one reaching into another.
 """
 
 from __future__ import annotations
