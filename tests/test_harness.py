@@ -137,6 +137,9 @@ def runs(where, oracle):
     }
     servers, started = [], {}
     try:
+        started["external"] = start(where, ["planaudit/offline", "planaudit/online"],
+                                    "planaudit/oracle", "-T", f"root={external_suite(where)}",
+                                    "-T", "domain=grip", name="external")
         started["flawed"] = start(where, ["planaudit/offline", "planaudit/online"],
                                   "planaudit/flawed", "-T", "tasks=p01", *suite_arg(where))
         for name, (script, task, args) in scripts.items():
@@ -152,6 +155,26 @@ def runs(where, oracle):
             proc.terminate()
     done["question"] = question
     return done
+
+
+def external_suite(where) -> Path:
+    """A suite in the published layout (`domain.pddl`, `problems_pddl/`, `prompts.json`)."""
+    import shutil
+
+    from planaudit.harness.suite import DOMAINS
+
+    root = where["run"].parent / "ext"
+    (root / "grip" / "problems_pddl").mkdir(parents=True)
+    shutil.copy(DOMAINS / "gripper" / "domain.pddl", root / "grip" / "domain.pddl")
+    shutil.copy(DOMAINS / "gripper" / "problems" / "p01.pddl",
+                root / "grip" / "problems_pddl" / "problem1.pddl")
+    (root / "grip" / "prompts.json").write_text(json.dumps({
+        "domain_prompt": "A robot carries balls between rooms with two grippers.",
+        "actions": {"move": "(move from to)", "pick": "(pick ball room gripper)",
+                    "drop": "(drop ball room gripper)"},
+        "problems": [{"id": "p01", "prompt": "Ball ball1 is in rooma. Bring it to roomb.",
+                      "optimal_cost": 3, "difficulty": "easy"}]}))
+    return root
 
 
 # -- the reference models -----------------------------------------------------------------
@@ -175,6 +198,15 @@ def test_oracle_scores_every_regime(where, oracle):
     assert [r["method"] for r in rows(oracle["planaudit/curriculum"])] == ["t1"]
     acp = rows(oracle["planaudit/acpbench"])
     assert len(acp) == 6 and {r["form"] for r in acp} == {"bool", "mcq", "gen"}  # p01, p02
+
+
+def test_external_suite_through_root(runs):
+    """`-T root=DIR`: an external suite, prepared and proven like the built-in one."""
+    for task in ("planaudit/offline", "planaudit/online"):
+        log = runs["external"][task]
+        assert accuracy(log) == 1.0
+        assert [(r["domain"], r["task"], r["plan_length"]) for r in rows(log)] \
+            == [("grip", "p01", 3)]
 
 
 def _pipeline_client(where):
