@@ -28,17 +28,16 @@ from pathlib import Path
 
 import polars as pl
 
+from planaudit.analysis.rows import MAIN_REGIMES, REFERENCE_SUFFIX
 from planaudit.interop import InteropError
 
 BENCHMARK = "planaudit"
-MAIN_REGIMES = ("offline", "online")
 KEY = ("regime", "model", "method", "plan_setting", "domain", "task", "disguise", "form", "epoch")
 NEEDED = ("regime", "model", "reference", "method", "domain", "task", "solvable", "outcome",
           "success", "detected", "input_tokens", "output_tokens", "latency_s", "n_calls",
           "config_hash", "code_version")
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/planaudit/every-eval-ever")
 SEED, RESAMPLES, LEVEL = 0, 2000, 0.95  # the report's tables' defaults (config analysis)
-REFERENCE_SUFFIX = " (reference, not an LLM)"
 SCORED_BY = ("planaudit's formal core: the answer (plan, tool calls or verdict) is checked "
              "against the hidden PDDL model by planaudit's own validator; no LLM judge")
 WITNESS = ("VAL (the IPC plan validator) re-checks offline plans where the row has val_valid; "
