@@ -199,16 +199,13 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
     from planaudit.compliance.settings import NONE
     from planaudit.episode import online_outcome
     from planaudit.harness.bridge import model_config
+    from planaudit.online.run import counter_columns, judged_columns
 
     env, truth, meta = episode.env, episode.truth, state.metadata
     if env.ending is None:  # an agent's own ending (its submit, its limit) claims the goal
         env.call("submit", {})
     fill_texts(env, state.messages)
-    solvable = bool(truth["solvable"])
-    c = env.count
-    outcome = online_outcome(solvable, env.ending)
-    failure = env.first_failure
-    tried = c.n_ontic > 0
+    outcome = online_outcome(bool(truth["solvable"]), env.ending)
     compliance, _ = assessment(env.trace, episode.task.domain.actions, NONE.name, NONE.order)
     calls = model_calls()
     usage = [e.output.usage for e in calls if e.output and e.output.usage]
@@ -222,31 +219,14 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
     row = {
         "regime": "online", "model": cfg.name, "model_tier": cfg.tier,
         "reference": reference, "method": method,
-        "domain": meta["domain"], "task": meta["task"], "solvable": solvable,
-        "optimal_length": truth["optimal_length"], "outcome": outcome,
-        "success": outcome == "success", "detected": outcome == "detected",
-        "executable": (not any(k == "precondition" for k in env.failure_kinds)) if tried else None,
-        "plan_length": len(c.applied),
-        "efficiency": (truth["optimal_length"] / len(c.applied)
-                       if outcome == "success" and c.applied else None),
-        "first_failure_step": failure[0] if failure else None,
-        "first_failure_kind": failure[1] if failure else None,
-        "first_failure_action": failure[2] if failure else None,
-        "first_failure_detail": failure[3] if failure else None,
+        "domain": meta["domain"], "task": meta["task"], **judged_columns(env, truth),
         "error": episode.error, "contract_breach": breach, "truncated": truncated,
         "n_calls": len(calls), "input_tokens": sum(u.input_tokens for u in usage),
         "output_tokens": sum(u.output_tokens for u in usage),
         "cost_usd": 0.0 if reference else None,  # Inspect prices no call for planaudit
         "latency_s": sum(float(getattr(e, "working_time", 0) or 0) for e in calls),
         "cache_hits": 0, "config_hash": "", "code_version": __version__,
-        "n_epistemic": c.n_epistemic, "n_ontic": c.n_ontic,
-        "sensing_ratio": (c.n_epistemic / (c.n_epistemic + c.n_ontic)
-                          if c.n_epistemic + c.n_ontic else None),
-        "sensed_before_first_act": c.queried_before_act if tried else None,
-        "steps": c.steps, "states_revisited": c.states_revisited,
-        "critic_rejections": c.critic_rejections, "reflections": c.reflections,
-        "blocked_actions": c.blocked_actions,
-        "recovered": (outcome == "success") if c.blocked_actions else None,
+        **counter_columns(env, outcome),
         "epoch": state.epoch - 1,
         **compliance,
     }

@@ -91,8 +91,6 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     solvable = bool(truth["solvable"])
     c = env.count
     outcome = online_outcome(solvable, env.ending)
-    failure = env.first_failure
-    tried = c.n_ontic > 0  # a well-formed action was tried (an ill-formed one is refused)
     # the actor's last reply decided how the episode ended (critic and reflection calls
     # only advise it)
     deciding = [x for x, p in zip(calls, purposes, strict=True) if p in ("act", "final")]
@@ -101,7 +99,37 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     row = {
         "regime": "online", "model": client.cfg.name, "model_tier": tier or client.cfg.tier,
         "reference": client.cfg.model.startswith("reference/"), "method": method,
-        "domain": domain, "task": name, "solvable": solvable,
+        "domain": domain, "task": name, **judged_columns(env, truth),
+        "error": error,
+        # online the contract is the tool protocol: a final reply with no readable call
+        "contract_breach": contract_breach(env, deciding[-1] if deciding else None),
+        "truncated": bool(deciding) and deciding[-1].truncated,
+        "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
+        "output_tokens": sum(x.output_tokens for x in calls),
+        "cost_usd": total_cost(calls), "latency_s": sum(x.latency_s for x in calls),
+        "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
+        "code_version": __version__,
+        **counter_columns(env, outcome),
+        "epoch": epoch,
+        **compliance,
+    }
+    transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
+                       "first_failure": failure_record(row),
+                       "phases": marks,
+                       # the turns as labelled: labels can be recomputed without a rerun
+                       "trace": env.trace})
+    return row, transcript
+
+
+def judged_columns(env, truth: dict) -> dict:
+    """The row's verdict columns, from how the environment (and so `formal/`) ended the
+    episode: shared by the shard's rows and the Inspect task's (`harness/online.py`)."""
+    c, failure = env.count, env.first_failure
+    solvable = bool(truth["solvable"])
+    outcome = online_outcome(solvable, env.ending)
+    tried = c.n_ontic > 0  # a well-formed action was tried (an ill-formed one is refused)
+    return {
+        "solvable": solvable,
         "optimal_length": truth["optimal_length"], "outcome": outcome,
         "success": outcome == "success", "detected": outcome == "detected",
         "executable": (not any(k == "precondition" for k in env.failure_kinds)) if tried else None,
@@ -112,15 +140,14 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "first_failure_kind": failure[1] if failure else None,
         "first_failure_action": failure[2] if failure else None,
         "first_failure_detail": failure[3] if failure else None,
-        "error": error,
-        # online the contract is the tool protocol: a final reply with no readable call
-        "contract_breach": contract_breach(env, deciding[-1] if deciding else None),
-        "truncated": bool(deciding) and deciding[-1].truncated,
-        "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
-        "output_tokens": sum(x.output_tokens for x in calls),
-        "cost_usd": total_cost(calls), "latency_s": sum(x.latency_s for x in calls),
-        "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
-        "code_version": __version__,
+    }
+
+
+def counter_columns(env, outcome: str) -> dict:
+    """The row's sensing and acting counters, as the environment kept them."""
+    c = env.count
+    tried = c.n_ontic > 0
+    return {
         "n_epistemic": c.n_epistemic, "n_ontic": c.n_ontic,
         "sensing_ratio": (c.n_epistemic / (c.n_epistemic + c.n_ontic)
                           if c.n_epistemic + c.n_ontic else None),
@@ -129,12 +156,4 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "critic_rejections": c.critic_rejections, "reflections": c.reflections,
         "blocked_actions": c.blocked_actions,
         "recovered": (outcome == "success") if c.blocked_actions else None,
-        "epoch": epoch,
-        **compliance,
     }
-    transcript.append({"ending": env.ending, "outcome": outcome, "applied": c.applied,
-                       "first_failure": failure_record(row),
-                       "phases": marks,
-                       # the turns as labelled: labels can be recomputed without a rerun
-                       "trace": env.trace})
-    return row, transcript
