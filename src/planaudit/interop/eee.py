@@ -134,26 +134,12 @@ def _text(content) -> str | None:
 
 
 def conversation(transcript: list[dict]) -> list[dict]:
-    """The episode's messages in order, each once: a call that extends the previous call's
-    conversation adds only what is new; a call with a conversation of its own (a critic, a
-    search branch) adds all of it (as `planaudit episode` prints them)."""
-    out: list[dict] = []
-    previous: list[dict] = []
-    for step in transcript:
-        if "call" not in step:
-            continue
-        messages, call = step.get("messages") or [], step["call"]
-        if previous and messages[:len(previous)] == previous:
-            new = messages[len(previous):]
-            if new and new[0].get("role") == "assistant":  # the reply added just before
-                new = new[1:]
-        else:
-            new = messages
-        out += [_message(m) for m in new]
-        out.append(_message({"role": "assistant", "content": call.get("content") or "",
-                             "tool_calls": call.get("tool_calls")}))
-        previous = messages
-    return [{"turn_idx": i, **m} for i, m in enumerate(out)]
+    """The episode's messages in order, each once, merged as the Inspect export merges them
+    (`inspect_messages.merge`: a call continues the earlier call with the longest prefix of
+    its messages; one that continues none adds all of its own)."""
+    from planaudit.interop.inspect_messages import merge
+
+    return [{"turn_idx": i, **_message(m)} for i, (m, *_) in enumerate(merge(transcript))]
 
 
 def _failure(row: dict) -> str | None:
