@@ -248,8 +248,7 @@ def _read_number(v):
     if v is None or (isinstance(v, int | float) and not isinstance(v, bool)):
         return v
     if isinstance(v, str):
-        f = Fraction(v)
-        return f.numerator if f.denominator == 1 else f
+        return number.exact(Fraction(v))  # the search's own kind of rational
     raise ValueError(f"not a number: {v!r}")
 
 

@@ -1,10 +1,13 @@
-"""Exact numbers for numeric fluents: an `int` when integral, a `Fraction` otherwise.
+"""Exact numbers for numeric fluents: an `int` when integral, a rational `Q` otherwise.
 
 PDDL's numbers are rationals. In binary floating point `(increase (f) 0.1)` three
 times from 0 does not reach `(= (f) 0.3)`, so values are kept exact. Integers stay
-Python ints (the common case: costs, counts, capacities), whose arithmetic is many
-times faster than Fraction's; a value becomes a Fraction only when it is not
-integral, and `exact` turns an integral Fraction back into an int. A scaled integer
+Python ints (the common case: costs, counts, capacities), whose arithmetic is the
+fastest; a value becomes a rational only when it is not integral, and `exact` turns
+an integral rational back into an int. The rational is GMP's (`gmpy2.mpq`), not the
+standard library's `Fraction`: the same exact arithmetic, equal and hashing alike
+(`Q(1, 3) == Fraction(1, 3)`), in C, about nine times faster per operation, which
+keeps validating plans over decimals within reach of integer speed. A scaled integer
 was not chosen: `(/ 1 3)` has no finite decimal scale.
 
 Text gets the shortest exact decimal when the value has one (`0.3`), else the
@@ -18,9 +21,10 @@ from __future__ import annotations
 
 import numbers
 import re
-from fractions import Fraction
 
-Number = int | Fraction
+from gmpy2 import mpq as Q
+
+Number = int | Q
 
 _LITERAL = re.compile(r"(-?)(\d*)(?:\.(\d*))?")
 
@@ -34,7 +38,7 @@ def parse(tok: str) -> Number:
     n = int(whole + frac)
     if sign:
         n = -n
-    return exact(Fraction(n, 10 ** len(frac))) if frac else n
+    return exact(Q(n, 10 ** len(frac))) if frac else n
 
 
 def exact(v) -> Number:
@@ -42,16 +46,16 @@ def exact(v) -> Number:
     outside the formal core) is read as the decimal it prints as, 0.1 as 1/10."""
     if type(v) is int:
         return v
-    if isinstance(v, Fraction):
-        return v.numerator if v.denominator == 1 else v
-    if isinstance(v, numbers.Integral):  # bool, numpy's integers
+    if type(v) is Q:
+        return int(v.numerator) if v.denominator == 1 else v
+    if isinstance(v, numbers.Integral):  # bool, numpy's integers, GMP's mpz
         return int(v)
-    if isinstance(v, numbers.Rational):
-        return exact(Fraction(v.numerator, v.denominator))
+    if isinstance(v, numbers.Rational):  # a Fraction (unified-planning's values)
+        return exact(Q(int(v.numerator), int(v.denominator)))
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")):
             raise ValueError(f"not a finite number: {v!r}")
-        return exact(Fraction(repr(float(v))))  # numpy prints its floats otherwise
+        return exact(Q(repr(float(v))))  # the decimal it prints as; numpy prints otherwise
     if isinstance(v, str):
         return parse(v)
     raise TypeError(f"not a number: {v!r}")
@@ -63,15 +67,15 @@ def divide(a: Number, b: Number) -> Number | None:
         return None
     if type(a) is int and type(b) is int:
         q, r = divmod(a, b)
-        return q if r == 0 else Fraction(a, b)
-    q = a / b  # a Fraction is on one side: the quotient is one
-    return q.numerator if q.denominator == 1 else q
+        return q if r == 0 else Q(a, b)
+    q = Q(a) / b  # a rational is on one side: the quotient is one
+    return int(q.numerator) if q.denominator == 1 else q
 
 
-def _decimal(v: Fraction) -> str | None:
+def _decimal(v: Q) -> str | None:
     """The shortest exact decimal of `v`, or None when its denominator has a prime
     factor other than 2 and 5 (no finite decimal)."""
-    q = v.denominator
+    q = int(v.denominator)
     twos = fives = 0
     while q % 2 == 0:
         q //= 2
@@ -82,7 +86,7 @@ def _decimal(v: Fraction) -> str | None:
     if q != 1:
         return None
     places = max(twos, fives)
-    scaled = abs(v.numerator) * 10 ** places // v.denominator
+    scaled = abs(int(v.numerator)) * 10 ** places // int(v.denominator)
     digits = str(scaled).rjust(places + 1, "0")
     whole, frac = digits[:-places], digits[-places:].rstrip("0")
     return ("-" if v < 0 else "") + whole + ("." + frac if frac else "")
@@ -91,8 +95,8 @@ def _decimal(v: Fraction) -> str | None:
 def render(v) -> str:
     """`v` as text for people: `3`, `0.3`, `-1.25`, or `1/3` when no decimal is exact
     (`inf` for an infinite float, a search's dead-end estimate)."""
-    if isinstance(v, float) and v in (float("inf"), float("-inf")):
-        return str(v)
+    if not isinstance(v, int | Q | str) and v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"  # a float, or GMP's after an exact value met one
     v = exact(v)
     if type(v) is int:
         return str(v)

@@ -20,8 +20,8 @@ import re
 from planaudit.formal.sexpr import PDDLError
 
 _COMMENT = re.compile(r";[^\n]*")
-_TOKEN = re.compile(r"(?P<tok>[()\[\]:]|-?\d+(?:\.\d*)?|[a-z_][a-z0-9_-]*|[-+*/<>=?.])"
-                    r"|(?P<nl>\n)|[^\n]", re.ASCII)
+# every token VAL does not skip; a character no token matches is skipped by the scan
+_TOKEN = re.compile(r"[()\[\]:]|-?\d+(?:\.\d*)?|[a-z_][a-z0-9_-]*|[-+*/<>=?.]", re.ASCII)
 _NAME = re.compile(r"[a-z_][a-z0-9_-]*", re.ASCII)
 _NUMBER = re.compile(r"-?\d+(?:\.\d*)?")
 
@@ -31,14 +31,14 @@ Step = tuple[str, tuple[str, ...]]
 def _tokens(text: str) -> list[tuple[str, int, bool]]:
     """(token, line, whether it begins its line) for every token VAL does not skip."""
     out = []
-    line = 1
-    clean = _COMMENT.sub("", text).lower()
-    for m in _TOKEN.finditer(clean):
-        if m.group("nl"):
-            line += 1
-        elif m.group("tok"):
-            at = m.start()
-            out.append((m.group("tok"), line, at == 0 or clean[at - 1] == "\n"))
+    for line, chars in enumerate(_COMMENT.sub("", text).lower().split("\n"), 1):
+        toks = _TOKEN.findall(chars)
+        if toks:
+            # only the first token can begin the line; a character that could begin a
+            # token is one, so the first token begins the line iff the line starts with it
+            first = chars.startswith(toks[0])
+            out.append((toks[0], line, first))
+            out.extend((tok, line, False) for tok in toks[1:])
     return out
 
 

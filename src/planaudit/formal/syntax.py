@@ -11,7 +11,7 @@ read against the PDDL definition at a glance:
 
 A parameter list is a tuple of (name, types) where `types` is a tuple of type
 names (more than one only for `either`). A number `v` is exact: an int, or a
-Fraction when not integral (`number.parse`), never a float.
+rational when not integral (`number.parse`), never a float.
 """
 
 from __future__ import annotations

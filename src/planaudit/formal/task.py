@@ -13,7 +13,7 @@ literals as two bitmasks (the fast path, a subset test), and whatever else
 PDDL rule: deletes first, then adds; numeric effects and the conditions of
 conditional effects read the old state.
 
-Numbers are exact (`number.py`: an int when integral, a Fraction otherwise) and
+Numbers are exact (`number.py`: an int when integral, an exact rational otherwise) and
 are compared exactly (no tolerance). A value is undefined when it reads
 a fluent without a value or divides by zero. Conditions use three-valued
 (Kleene) logic: a comparison on an undefined value is unknown, `not` keeps it
@@ -27,9 +27,8 @@ assignment among the updates (`assign`, `scale-up`, `scale-down`); several
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
-from planaudit.formal.number import Number, divide
+from planaudit.formal.number import Number, Q, divide
 
 State = tuple[int, tuple]
 
@@ -69,8 +68,8 @@ def value(e: tuple, nums: tuple) -> Number | None:
     if sym == "/":
         return divide(a, b)
     r = a + b if sym == "+" else a - b if sym == "-" else a * b
-    if type(r) is Fraction and r.denominator == 1:
-        return r.numerator  # integral again: back to the fast int
+    if type(r) is Q and r.denominator == 1:
+        return int(r.numerator)  # integral again: back to the fast int
     return r
 
 
@@ -282,19 +281,19 @@ class Operator:
                 new[i] = divide(old, v)
             else:
                 r = old + v if op == "increase" else old - v if op == "decrease" else old * v
-                if type(r) is Fraction and r.denominator == 1:
-                    r = r.numerator
+                if type(r) is Q and r.denominator == 1:
+                    r = int(r.numerator)
                 new[i] = r
         return (new_bits, tuple(new))
 
     def step_cost(self, state: State) -> Number:
         """What this step adds to total-cost in `state` (conditional parts included)."""
-        total: Number = 0  # not 0 + v: an exact addition costs a Fraction's time
+        total: Number = 0  # not 0 + v: an exact addition costs a rational's time
         if self.cost is not None:
             total = value(self.cost, state[1]) or 0
         for eff in self.conditional:
             if eff.cost is not None and holds(eff.cond, state):
                 total += value(eff.cost, state[1]) or 0
-        if type(total) is Fraction and total.denominator == 1:
-            return total.numerator
+        if type(total) is Q and total.denominator == 1:
+            return int(total.numerator)
         return total

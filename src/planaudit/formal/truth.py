@@ -273,12 +273,12 @@ def solve(domain_path: str, problem_path: str, limits: Limits | None = None,
 
 
 def _json_numbers(x):
-    """`x` with every Fraction as a JSON number (`number.to_json`)."""
+    """`x` with every rational as a JSON number (`number.to_json`)."""
     if isinstance(x, dict):
         return {k: _json_numbers(v) for k, v in x.items()}
     if isinstance(x, list):
         return [_json_numbers(v) for v in x]
-    if isinstance(x, Fraction):
+    if isinstance(x, number.Q | Fraction):
         return number.to_json(x)
     return x
 

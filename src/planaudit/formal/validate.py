@@ -10,7 +10,7 @@ conditions were false; its cost is what VAL reports as the plan's value.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from planaudit.formal import number
 from planaudit.formal.ground import GroundingError, Task
@@ -41,10 +41,16 @@ class Verdict:
     failure: Failure | None
 
     def to_json(self) -> dict:
-        """As JSON: the cost an int when integral, else the nearest float (the boundary)."""
-        d = asdict(self)
-        d["cost"] = number.to_json(d["cost"])
-        return d
+        """As JSON: the cost an int when integral, else the nearest float (the boundary).
+        Built field by field: `dataclasses.asdict`'s deep copy was a fifth of a batch
+        validation's time."""
+        f = self.failure
+        return {"valid": self.valid, "executable": self.executable,
+                "goal_reached": self.goal_reached, "length": self.length,
+                "cost": number.to_json(self.cost),
+                "failure": None if f is None else {
+                    "step": f.step, "action": f.action, "kind": f.kind, "detail": f.detail,
+                    "unsatisfied": list(f.unsatisfied)}}
 
 
 def _undefined_note(task: Task, formula: tuple, state: State) -> str:
