@@ -12,7 +12,7 @@ ANALYSIS = config.get("analysis", {})
 
 rule collect:
     input:
-        shards=OFFLINE_SHARDS + ONLINE_SHARDS + CURRICULUM_SHARDS + ACPBENCH_SHARDS,
+        shards=REGIME_SHARDS,
         schema=ROW_SCHEMA,
     output:
         EPISODES,

@@ -7,6 +7,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from planaudit.config import BASE_CONFIG, locate
+from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 
 
@@ -46,13 +47,13 @@ EPISODE_TRUTHS = TRUTHS + DISGUISED_TRUTHS
 # time and MB of memory, sized from the measured jobs with room for real models; locally
 # they limit nothing unless `--resources mem_mb=...` is given. `slurm_partition` from the
 # config goes to every job (absent: the cluster's default partition).
+# A regime's jobs ask for its `Regime.size` (episode jobs: episodes x calls x latency /
+# max_concurrency with a real model, 720 min; the curriculum's and ACPBench's, 360 min).
 JOB_SIZES = {
     "check": (10, 1000),  # under 1 s; 4-7 s importing litellm
     "suite": (120, 4000),  # 10 s - 2 min measured; A* (truth.astar_seconds CPU s) and the
     # external planner (truth.external_seconds) per task bound it; 200 MB measured
-    "shard": (720, 4000),  # episodes x calls x latency / max_concurrency with a real model
-    "curriculum": (360, 4000),
-    "acpbench": (360, 4000),  # seconds with the references; one call per question otherwise
+    **{name: r.size for name, r in regimes().items()},
     "analysis": (60, 8000),  # collect, tables (bootstrap), figures, report
 }
 
