@@ -4,6 +4,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from jsonschema import Draft202012Validator
 from snakemake.utils import validate
 
 from planaudit.config import BASE_CONFIG, locate
@@ -11,7 +12,10 @@ from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 
 
-validate(config, schema="../schemas/config.schema.yaml")
+# the sections of regimes kept outside planaudit (planaudit.regime) are checked against
+# their own schema, the rest against the file
+_SECTIONS = {n: r.schema for n, r in regimes().items() if r.schema is not None}
+validate({k: v for k, v in config.items() if k not in _SECTIONS}, schema="../schemas/config.schema.yaml")
 
 RESULTS = config.get("results", "results")
 SUITE = config["suite"]
@@ -23,6 +27,10 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 # domain it names, the episode jobs run the selected tasks only. A pattern that selects
 # nothing fails here, naming its file and line, before any job (and any paid call) runs.
 CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
+for _name, _schema in _SECTIONS.items():
+    for _e in Draft202012Validator(_schema).iter_errors(config.get(_name, {})):
+        _where = (_name, *_e.absolute_path)
+        raise ValueError(f"{locate(CONFIG_FILES, _where, config)}{'.'.join(map(str, _where))}: {_e.message}")
 try:
     _PREPARED, SELECTED = selected_suite(SUITE)
 except SelectionError as e:
