@@ -100,6 +100,7 @@ class Regime:
     columns: Mapping[str, dict] = field(default_factory=dict)
     tables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     episode: Callable[[dict], Callable[..., Any]] | None = None
+    rank: int = 100  # where it comes among regimes (jobs, estimate rows, help)
 
 
 REGIMES: dict[str, Regime] = {}
@@ -107,6 +108,9 @@ REGIMES: dict[str, Regime] = {}
 
 def register(regime: Regime) -> Regime:
     REGIMES[regime.name] = regime
+    ordered = sorted(REGIMES.values(), key=lambda r: r.rank)  # stable: then as registered
+    REGIMES.clear()
+    REGIMES.update((r.name, r) for r in ordered)
     return regime
 
 

@@ -47,4 +47,4 @@ def episode(entry: dict):
 register(Regime(
     name="online", help="the online regime", jobs=jobs,
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "online", config_arg),
-    estimate=estimate, episode=episode))
+    estimate=estimate, episode=episode, rank=1))
