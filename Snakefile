@@ -11,9 +11,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
 include: "workflow/rules/checks.smk"
-include: "workflow/rules/episodes.smk"
-include: "workflow/rules/curriculum.smk"
-include: "workflow/rules/acpbench.smk"
+include: "workflow/rules/regimes.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 
@@ -21,10 +19,7 @@ include: "workflow/rules/report.smk"
 rule all:
     input:
         SUMMARY,
-        OFFLINE_SHARDS,
-        ONLINE_SHARDS,
-        CURRICULUM_SHARDS,
-        ACPBENCH_SHARDS,
+        REGIME_SHARDS,
         TABLE_FILES,
         REPORT_INDEX,
     default_target: True

@@ -21,13 +21,13 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     # the semantics and what imports nothing of the project's upper parts
     "planaudit": 0, "atomic": 0, "contract": 0, "config": 0, "commandline": 0, "episode": 0,
-    "protocol": 0,
+    "protocol": 0, "regime": 0,
     "formal": 0,
     "suite": 1, "llm": 1, "compliance": 1,
-    "reference": 2, "experiment": 2,
+    "reference": 2, "experiment": 2, "shard": 2,
     # the regimes (and PlanBench's material, which the curriculum is built on)
     "offline": 3, "online": 3, "planbench": 3, "curriculum": 3, "acpbench": 3,
-    "shard": 4, "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4,
+    "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4,
     "cli": 5,
 }
 

@@ -17,28 +17,29 @@ from planaudit.formal.sexpr import PDDLError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Every package's subcommands, composed: each `add_parser` adds its own."""
+    """Every package's subcommands, composed: each `add_parser` adds its own, and each
+    regime of the registry its own (`planaudit <regime> shard`, ...)."""
     from planaudit import run
-    from planaudit.acpbench import commands as acpbench
     from planaudit.analysis import commands as analysis
     from planaudit.compliance import commands as compliance
-    from planaudit.curriculum.commands import add_curriculum_parser, add_show_parser
+    from planaudit.curriculum.commands import add_show_parser
     from planaudit.formal import commands as formal
     from planaudit.interop import commands as interop
     from planaudit.planbench.cli_args import add_parser as add_planbench
+    from planaudit.regime import regimes
     from planaudit.suite import commands as suite
 
     p = argparse.ArgumentParser(prog="planaudit", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     formal.add_parser(sub)
+    for regime in regimes().values():
+        regime.add_parser(sub, config_arg)
     run.add_parser(sub)
     compliance.add_parser(sub)
     analysis.add_parser(sub)
     suite.add_parser(sub, suite.run)
-    add_curriculum_parser(sub, config_arg)
     _, planbench = add_planbench(sub)
     add_show_parser(planbench, config_arg)
-    acpbench.add_parser(sub, config_arg)
     interop.add_parser(sub)
     _finish_help(p)
     return p

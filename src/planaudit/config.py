@@ -85,6 +85,15 @@ def _field(where: Sequence) -> str:
     return text or "(top level)"
 
 
+def with_regimes(schema: dict) -> dict:
+    """The config schema with the section of every registered regime that brings its own
+    (a regime kept outside planaudit; planaudit's own are in the schema file)."""
+    from planaudit.regime import regimes
+
+    extra = {name: r.schema for name, r in regimes().items() if r.schema is not None}
+    return {**schema, "properties": {**schema["properties"], **extra}}
+
+
 def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: Path | None = None) -> None:
     """Check the layered config against the schema; the first error names the file
     (the last layer that holds the field), the line and the field."""
@@ -94,7 +103,7 @@ def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: 
     if not schema.is_file():
         raise ConfigError(f"{schema}: the config schema is missing (is planaudit installed "
                           "from its repository?)")
-    validator = jsonschema.Draft202012Validator(yaml.safe_load(schema.read_text()))
+    validator = jsonschema.Draft202012Validator(with_regimes(yaml.safe_load(schema.read_text())))
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if not errors:
         return

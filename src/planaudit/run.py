@@ -1,5 +1,5 @@
-"""`planaudit offline|online shard`, `episode`, `check` and `estimate`: running episodes, and
-what comes before spending, on the command line."""
+"""`planaudit episode`, `check` and `estimate`: running one episode, and what comes before
+spending, on the command line (each regime's `shard` is its own, `Regime.add_parser`)."""
 
 from __future__ import annotations
 
@@ -9,43 +9,18 @@ import sys
 from pathlib import Path
 
 from planaudit import atomic
-from planaudit.commandline import (
-    EXIT_INPUT,
-    EXIT_NEGATIVE,
-    EXIT_OK,
-    InputError,
-    config_arg,
-    read_config,
-)
+from planaudit.commandline import EXIT_INPUT, EXIT_OK, InputError, config_arg, read_config
+from planaudit.regime import regimes
+
+
+def episodic() -> list[str]:
+    """The regimes of episodes (those `planaudit episode` runs one of)."""
+    return [name for name, r in regimes().items() if r.episode is not None]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    for regime in ("offline", "online"):
-        o = sub.add_parser(regime, help=f"the {regime} regime")
-        osub = o.add_subparsers(dest=f"{regime}_command", required=True)
-        sh = osub.add_parser("shard", help="run one model x method over the tasks of one or more "
-                                           "domains")
-        config_arg(sh)
-        sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
-        sh.add_argument("--model", required=True)
-        sh.add_argument("--method", required=True)
-        sh.add_argument("--domain", required=True, action="append",
-                        help="a domain of the prepared suite (repeatable)")
-        sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
-        sh.add_argument("--disguise", action="append", choices=("none", "deceptive", "randomized"),
-                        help="run the tasks under this disguise (repeatable; default: none); "
-                             "disguised tasks are the suite's <task>@<disguise> folders")
-        sh.add_argument("--out", required=True,
-                        help="each domain's Parquet file; {domain} stands for the domain's name")
-        sh.add_argument("--transcripts", required=True,
-                        help="folder for <task>.jsonl; {domain} stands for the domain's name")
-        if regime == "online":
-            sh.add_argument("--setting", help="the plan setting (config/plan_settings.yaml); "
-                                              "default none")
-        sh.set_defaults(func=cmd_shard, regime=regime)
-
-    e = sub.add_parser("episode", help="run one episode (offline or online) and print it")
-    e.add_argument("--regime", choices=("offline", "online"),
+    e = sub.add_parser("episode", help=f"run one episode ({' or '.join(episodic())}) and print it")
+    e.add_argument("--regime", choices=episodic(),
                    help="default: the regime whose methods in the config name the method")
     config_arg(e)
     e.add_argument("--model", required=True)
@@ -74,36 +49,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                        "results folder)")
     es.add_argument("--json", action="store_true")
     es.set_defaults(func=cmd_estimate)
-
-
-def cmd_shard(args) -> int:
-    from planaudit.experiment import ConfigError, model_entry
-    from planaudit.formal.repair import RepairUnavailable
-    from planaudit.formal.witness import WitnessUnavailable
-    from planaudit.llm.preflight import require_models
-    from planaudit.shard import ShardFailed, run_shard
-
-    config = json.loads(args.spec) if args.spec else read_config(args)
-    try:
-        require_models([model_entry(config, args.model)])
-        frames = run_shard(config, args.regime, args.model, args.method, args.domain,
-                           Path(args.suite), args.out, args.transcripts,
-                           setting=getattr(args, "setting", None),
-                           disguises=tuple(args.disguise or ("none",)))
-    except (ConfigError, FileNotFoundError, ValueError) as e:
-        raise InputError(str(e)) from None
-    except WitnessUnavailable as e:
-        raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
-    except RepairUnavailable as e:
-        raise InputError(f"config {args.regime}.repair: {e} (or set enabled: false)") from None
-    except ShardFailed as e:
-        print(f"planaudit: {e}", file=sys.stderr)
-        return EXIT_NEGATIVE
-    for domain, frame in frames.items():
-        counts = frame["outcome"].value_counts().sort("outcome")
-        print(f"{args.regime}/{args.model}/{args.method}/{domain}: {frame.height} episodes: "
-              + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
-    return EXIT_OK
 
 
 def cmd_episode(args) -> int:
@@ -160,13 +105,12 @@ def cmd_episode(args) -> int:
 
 def _regime_of(config: dict, method: str) -> str:
     """The regime whose methods in the config name `method`; InputError listing all."""
-    for regime in ("offline", "online"):
-        if method in config.get(regime, {}).get("methods", []):
+    have = {r: config.get(r, {}).get("methods", []) for r in episodic()}
+    for regime, methods in have.items():
+        if method in methods:
             return regime
-    have = {r: config.get(r, {}).get("methods", []) for r in ("offline", "online")}
-    raise InputError(f"no method '{method}' in the config (offline: "
-                     f"{', '.join(have['offline']) or 'none'}; online: "
-                     f"{', '.join(have['online']) or 'none'})")
+    raise InputError(f"no method '{method}' in the config ("
+                     + "; ".join(f"{r}: {', '.join(m) or 'none'}" for r, m in have.items()) + ")")
 
 
 def _prepared(config: dict, name: str, results: Path) -> Path:

@@ -30,9 +30,8 @@ from planaudit.experiment import (
 )
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
-from planaudit.suite.catalog import selects
-
-REGIMES = ("offline", "online")
+from planaudit.regime import Jobs, Workflow, get
+from planaudit.suite.catalog import selected_suite, selects
 
 
 class ShardFailed(RuntimeError):
@@ -100,18 +99,11 @@ def require_witness(params: dict) -> None:
 
 
 def episode_runner(regime: str, entry: dict):
-    """The regime's `run_episode`, with the model's tool protocol where it matters."""
-    if regime == "offline":
-        from planaudit.offline.run import run_episode
-
-        return run_episode
-    if regime == "online":
-        from functools import partial
-
-        from planaudit.online.run import run_episode
-
-        return partial(run_episode, protocol=entry.get("tool_protocol", "native"))
-    raise ValueError(f"no regime named {regime!r} ({', '.join(REGIMES)})")
+    """The regime's `run_episode` for this model (its `Regime.episode`)."""
+    episode = get(regime).episode
+    if episode is None:
+        raise ValueError(f"the {regime} regime runs no episodes")
+    return episode(entry)
 
 
 class Progress:
@@ -222,6 +214,49 @@ def task_disguise(folder_name: str) -> str:
     return folder_name.partition("@")[2] or "none"
 
 
+def selected_folders(config: dict, suite_dir: Path) -> list[Path]:
+    """The prepared task folders the config's episodes run on: every one under each
+    disguise, or with `suite.tasks` exactly the selected tasks (checked against the suite
+    as at DAG build; a selected task not prepared yet is an error, not a smaller bill)."""
+    suite = config.get("suite") or {}
+    disguises = suite.get("disguise") or ["none"]
+    selection = suite.get("tasks")
+    folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json")  # <task>@<disguise>
+                     if (p.parent.name.partition("@")[2] or "none") in disguises)
+    if selection is None:
+        return folders
+    _, chosen = selected_suite(suite)
+    wanted = sorted(suite_dir / e.domain / (e.id if d == "none" else f"{e.id}@{d}")
+                    for e in chosen for d in disguises)
+    if missing := [w for w in wanted if w not in set(folders)]:
+        raise FileNotFoundError(f"{missing[0]}: not prepared yet ({len(missing)} of the "
+                                f"{len(wanted)} selected; run `snakemake suite` first)")
+    return wanted
+
+
+def episode_jobs(view: Workflow, regime: str, keys: list[str], part) -> Jobs:
+    """A regime of episodes' jobs: one per key (a method, online `architecture/setting`)
+    over every suite domain, a Parquet file per domain; `part(key)` is the section's slice
+    the job depends on, so changing one method's parameters reruns that method only."""
+    results = view.results
+    folder = f"{regime}/{{model}}/{{job}}"
+    disguise = [] if view.disguises == ["none"] else \
+        [a for x in view.disguises for a in ("--disguise", x)]
+
+    def args(model: str, key: str) -> list[str]:
+        method, _, setting = key.partition("/")
+        return ["--method", method, *(["--setting", setting] if setting else []),
+                *[a for d in view.domains for a in ("--domain", d)], *disguise,
+                "--suite", f"{results}/suite",
+                "--out", f"{results}/episodes/{regime}/{model}/{key}/{{domain}}.parquet",
+                "--transcripts", f"{results}/transcripts/{regime}/{model}/{key}/{{domain}}"]
+
+    return Jobs(keys=keys,
+                inputs=[t for ts in view.truths.values() for t in ts] + view.disguised_truths,
+                outputs=[f"{results}/episodes/{folder}/{d}.parquet" for d in view.domains],
+                spec=lambda entry, key: view.spec(entry, regime, part(key)), args=args)
+
+
 def _path(template: str | Path, domain: str) -> Path:
     return Path(str(template).replace("{domain}", domain))
 
@@ -273,3 +308,59 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
         atomic.write_parquet(frame, path)
         frames[domain] = frame
     return frames
+
+
+def add_parser(sub, regime: str, config_arg) -> None:
+    """`planaudit <regime> shard` for a regime of episodes (offline, online)."""
+    o = sub.add_parser(regime, help=f"the {regime} regime")
+    osub = o.add_subparsers(dest=f"{regime}_command", required=True)
+    sh = osub.add_parser("shard", help="run one model x method over the tasks of one or more "
+                                       "domains")
+    config_arg(sh)
+    sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
+    sh.add_argument("--model", required=True)
+    sh.add_argument("--method", required=True)
+    sh.add_argument("--domain", required=True, action="append",
+                    help="a domain of the prepared suite (repeatable)")
+    sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
+    sh.add_argument("--disguise", action="append", choices=("none", "deceptive", "randomized"),
+                    help="run the tasks under this disguise (repeatable; default: none); "
+                         "disguised tasks are the suite's <task>@<disguise> folders")
+    sh.add_argument("--out", required=True,
+                    help="each domain's Parquet file; {domain} stands for the domain's name")
+    sh.add_argument("--transcripts", required=True,
+                    help="folder for <task>.jsonl; {domain} stands for the domain's name")
+    if regime == "online":
+        sh.add_argument("--setting", help="the plan setting (config/plan_settings.yaml); "
+                                          "default none")
+    sh.set_defaults(func=cmd_shard, regime=regime)
+
+
+def cmd_shard(args) -> int:
+    from planaudit.commandline import EXIT_NEGATIVE, EXIT_OK, InputError, read_config
+    from planaudit.experiment import ConfigError
+    from planaudit.formal.repair import RepairUnavailable
+    from planaudit.formal.witness import WitnessUnavailable
+    from planaudit.llm.preflight import require_models
+
+    config = json.loads(args.spec) if args.spec else read_config(args)
+    try:
+        require_models([model_entry(config, args.model)])
+        frames = run_shard(config, args.regime, args.model, args.method, args.domain,
+                           Path(args.suite), args.out, args.transcripts,
+                           setting=getattr(args, "setting", None),
+                           disguises=tuple(args.disguise or ("none",)))
+    except (ConfigError, FileNotFoundError, ValueError) as e:
+        raise InputError(str(e)) from None
+    except WitnessUnavailable as e:
+        raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
+    except RepairUnavailable as e:
+        raise InputError(f"config {args.regime}.repair: {e} (or set enabled: false)") from None
+    except ShardFailed as e:
+        print(f"planaudit: {e}", file=sys.stderr)
+        return EXIT_NEGATIVE
+    for domain, frame in frames.items():
+        counts = frame["outcome"].value_counts().sort("outcome")
+        print(f"{args.regime}/{args.model}/{args.method}/{domain}: {frame.height} episodes: "
+              + ", ".join(f"{o} {n}" for o, n in counts.iter_rows()), file=sys.stderr)
+    return EXIT_OK

@@ -1,10 +1,10 @@
 # Analysis: every episode shard -> results/episodes.parquet -> the tables in
 # results/report/. Both rules are thin shells over `planaudit collect` and
 # `planaudit tables`; rerunning them alone changes no number (seeded bootstrap).
-from planaudit.analysis.tables import FORMATS, TABLES
+from planaudit.analysis.tables import FORMATS, table_names
 
 EPISODES = f"{RESULTS}/episodes.parquet"
-TABLE_FILES = [f"{RESULTS}/report/{t}.{ext}" for t in TABLES for ext in FORMATS]
+TABLE_FILES = [f"{RESULTS}/report/{t}.{ext}" for t in table_names() for ext in FORMATS]
 
 ROW_SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "row.schema.yaml")
 ANALYSIS = config.get("analysis", {})
@@ -12,7 +12,7 @@ ANALYSIS = config.get("analysis", {})
 
 rule collect:
     input:
-        shards=OFFLINE_SHARDS + ONLINE_SHARDS + CURRICULUM_SHARDS + ACPBENCH_SHARDS,
+        shards=REGIME_SHARDS,
         schema=ROW_SCHEMA,
     output:
         EPISODES,

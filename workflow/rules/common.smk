@@ -4,13 +4,18 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from jsonschema import Draft202012Validator
 from snakemake.utils import validate
 
 from planaudit.config import BASE_CONFIG, locate
+from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 
 
-validate(config, schema="../schemas/config.schema.yaml")
+# the sections of regimes kept outside planaudit (planaudit.regime) are checked against
+# their own schema, the rest against the file
+_SECTIONS = {n: r.schema for n, r in regimes().items() if r.schema is not None}
+validate({k: v for k, v in config.items() if k not in _SECTIONS}, schema="../schemas/config.schema.yaml")
 
 RESULTS = config.get("results", "results")
 SUITE = config["suite"]
@@ -22,6 +27,10 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 # domain it names, the episode jobs run the selected tasks only. A pattern that selects
 # nothing fails here, naming its file and line, before any job (and any paid call) runs.
 CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
+for _name, _schema in _SECTIONS.items():
+    for _e in Draft202012Validator(_schema).iter_errors(config.get(_name, {})):
+        _where = (_name, *_e.absolute_path)
+        raise ValueError(f"{locate(CONFIG_FILES, _where, config)}{'.'.join(map(str, _where))}: {_e.message}")
 try:
     _PREPARED, SELECTED = selected_suite(SUITE)
 except SelectionError as e:
@@ -46,13 +55,13 @@ EPISODE_TRUTHS = TRUTHS + DISGUISED_TRUTHS
 # time and MB of memory, sized from the measured jobs with room for real models; locally
 # they limit nothing unless `--resources mem_mb=...` is given. `slurm_partition` from the
 # config goes to every job (absent: the cluster's default partition).
+# A regime's jobs ask for its `Regime.size` (episode jobs: episodes x calls x latency /
+# max_concurrency with a real model, 720 min; the curriculum's and ACPBench's, 360 min).
 JOB_SIZES = {
     "check": (10, 1000),  # under 1 s; 4-7 s importing litellm
     "suite": (120, 4000),  # 10 s - 2 min measured; A* (truth.astar_seconds CPU s) and the
     # external planner (truth.external_seconds) per task bound it; 200 MB measured
-    "shard": (720, 4000),  # episodes x calls x latency / max_concurrency with a real model
-    "curriculum": (360, 4000),
-    "acpbench": (360, 4000),  # seconds with the references; one call per question otherwise
+    **{name: r.size for name, r in regimes().items()},
     "analysis": (60, 8000),  # collect, tables (bootstrap), figures, report
 }
 

@@ -9,7 +9,7 @@ import json
 from planaudit.analysis.figures import ACPBENCH_FIGURES, FIGURES
 
 # ACPBench's figures are written only from ACPBench rows: outputs when the config runs it
-DRAWN = list(FIGURES) + (list(ACPBENCH_FIGURES) if ACPBENCH_SHARDS else [])
+DRAWN = list(FIGURES) + (list(ACPBENCH_FIGURES) if SHARDS.get("acpbench") else [])
 
 
 report: "../report/workflow.rst"
@@ -39,7 +39,7 @@ rule figures:
         bootstrap=ANALYSIS.get("bootstrap", 2000),
         alpha=ANALYSIS.get("alpha", 0.05),
         # ACPBench's figures are outputs whenever the config runs it: drawn even from no rows
-        acpbench="--acpbench" if ACPBENCH_SHARDS else "",
+        acpbench="--acpbench" if SHARDS.get("acpbench") else "",
     resources:
         **job_resources("analysis"),
     log:

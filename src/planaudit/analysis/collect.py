@@ -31,9 +31,19 @@ def default_schema() -> Path:
 
 
 def load_schema(path: Path) -> dict:
+    """The row schema, with every registered regime's name and its own columns."""
+    from planaudit.regime import regimes
+
     if not path.is_file():
         raise CollectError(f"{path}: no such row schema (pass --schema)")
-    return yaml.safe_load(path.read_text())
+    schema = yaml.safe_load(path.read_text())
+    found = regimes()
+    props = schema["properties"]
+    props["regime"] = {**props["regime"],
+                       "enum": list(dict.fromkeys([*props["regime"]["enum"], *found]))}
+    for r in found.values():
+        props.update(r.columns)
+    return schema
 
 
 def _dtype(spec: dict) -> pl.DataType:

@@ -105,13 +105,13 @@ def cmd_collect(args) -> int:
 
 
 def cmd_tables(args) -> int:
-    from planaudit.analysis.tables import NEEDED, TABLES, write_tables
+    from planaudit.analysis.tables import NEEDED, table_names, write_tables
 
     if args.bootstrap < 1 or not 0 < args.alpha < 1:
         raise InputError("--bootstrap must be at least 1 and --alpha lie in (0, 1)")
     episodes = _read_episodes(args.episodes, NEEDED)
     write_tables(episodes, Path(args.out), args.seed, args.bootstrap, args.alpha)
-    print(f"tables: {len(TABLES)} tables of {episodes.height} episodes in {args.out}", file=sys.stderr)
+    print(f"tables: {len(table_names())} tables of {episodes.height} episodes in {args.out}", file=sys.stderr)
     return EXIT_OK
 
 

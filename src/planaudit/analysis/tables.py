@@ -615,7 +615,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     built on: `main_rows`)."""
     curriculum = curriculum_table(ep, seed, n_resamples)
     acpbench = acpbench_table(ep, seed, n_resamples)
-    ep = main_rows(ep)
+    everything, ep = ep, main_rows(ep)
 
     from planaudit.analysis.compliance import build as compliance_tables
 
@@ -642,7 +642,35 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         **compliance_tables(raw, alpha),
         "disguise": disguise,
         "calibrator": calibrator,
+        **regime_tables(everything, seed, n_resamples),
     }
+
+
+def table_names() -> list[str]:
+    """Every table the tables stage writes: TABLES, then each regime's own
+    (`Regime.tables`)."""
+    from planaudit.regime import regimes
+
+    return [*TABLES, *(name for r in regimes().values() for name in r.tables)]
+
+
+def regime_tables(ep: pl.DataFrame, seed: int, n_resamples: int) -> dict[str, pl.DataFrame]:
+    """The tables a regime brings (`Regime.tables`): each from that regime's rows, models
+    labelled as every table labels them, with the report's cell (correct of those that
+    reached the model, share, seeded 95% bootstrap interval)."""
+    from planaudit.regime import regimes
+
+    def cell(hits: list[bool]) -> str:
+        return _cell_text(hits, seed, n_resamples)
+
+    found = {}
+    for name, r in regimes().items():
+        if not r.tables:
+            continue
+        rows = _labelled(ep.filter(pl.col("regime") == name)) if "regime" in ep.columns \
+            else ep.clear()
+        found |= {table: build(rows, cell) for table, build in r.tables.items()}
+    return found
 
 
 def calibrator_rows(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
@@ -658,8 +686,8 @@ def calibrator_rows(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
 
 def write_tables(ep: pl.DataFrame, out_dir: Path, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
-    """Build every table of TABLES and write it in every format of FORMATS."""
+    """Build every table of `table_names()` and write it in every format of FORMATS."""
     tables = build_tables(ep, seed, n_resamples, alpha)
-    for name in TABLES:
+    for name in table_names():
         write_table(tables[name], name, out_dir)
     return tables

@@ -1,0 +1,75 @@
+"""The curriculum regime as a part of the registry: PlanBench's test cases, one job per
+model x test case over the `curriculum` section's domains (`planaudit curriculum shard`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planaudit.curriculum.commands import add_curriculum_parser
+from planaudit.curriculum.shard import domain_cases, domain_key, settings
+from planaudit.regime import Estimated, Jobs, Regime, Workflow, register
+from planaudit.suite.catalog import run_domains
+
+
+def jobs(view: Workflow) -> Jobs:
+    """The jobs, after the checks that fail a run before any job starts: an entry listed
+    twice, a name that is not a suite domain, a selection with no solvable task there."""
+    section = view.config.get("curriculum") or {}
+    tests = section.get("tests", [])
+    entries = section.get("domains") or list(view.domains)
+    keys = [domain_key(e) for e in entries]
+    if len(set(keys)) < len(keys):
+        raise ValueError(f"config curriculum.domains: an entry is listed twice ({', '.join(keys)})")
+    narrowed = " selected by suite.tasks" if view.config["suite"].get("tasks") else ""
+    for e in entries:
+        if isinstance(e, str) and e not in view.domains:
+            raise ValueError(
+                f"config curriculum.domains: '{e}' is not a domain of the suite"
+                f"{narrowed} (have: "
+                f"{', '.join(view.domains)}; a PlanBench root is {{root: PATH, config: NAME}})")
+        # with suite.tasks, the cases are the first solvable *selected* tasks: a domain whose
+        # selected tasks are all labelled unsolvable would have none (fail now, not mid-run)
+        if tests and isinstance(e, str) and view.config["suite"].get("tasks") and not any(
+                s.domain == e and s.label == "solvable" for s in view.selected):
+            raise ValueError(
+                f"{view.locate(('suite', 'tasks')) or 'config '}suite.tasks: curriculum.tests "
+                f"run on {e}, and no task selected there is labelled solvable (the "
+                f"curriculum's cases are solvable tasks); select one, or leave {e} out of "
+                "curriculum.domains")
+    results = view.results
+
+    def args(model: str, test: str) -> list[str]:
+        return ["--test", test, *[a for k in keys for a in ("--domain", k)],
+                "--suite", f"{results}/suite",
+                "--out", f"{results}/episodes/curriculum/{model}/{test}/{{domain}}.parquet",
+                "--transcripts", f"{results}/transcripts/curriculum/{model}/{test}/{{domain}}"]
+
+    return Jobs(
+        keys=list(tests),
+        inputs=[t for d, ts in view.truths.items() if d in entries for t in ts],
+        outputs=[f"{results}/episodes/curriculum/{{model}}/{{job}}/{k}.parquet" for k in keys],
+        spec=lambda entry, test: view.spec(entry, "curriculum", {
+            "tests": [test], "domains": entries, **settings(section, test)}),
+        args=args)
+
+
+def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
+             counter) -> list[Estimated]:
+    """One call per case, its prompt as generated, the reply assumed."""
+    section = config.get("curriculum") or {}
+    selection = (config.get("suite") or {}).get("tasks")
+    entries = section.get("domains") or run_domains(config, suite_dir)
+    rows = []
+    for test in section.get("tests") or []:
+        found = [c for e in entries
+                 for c in domain_cases(e, test, settings(section, test), suite_dir,
+                                       selection)[0]]
+        tin = sum(counter([{"role": "user", "content": c.prompt}]) for c in found)
+        tout = len(found) * int(out_tokens["final"])
+        rows.append(Estimated(test, len(found), len(found), tin, tout))
+    return rows
+
+
+register(Regime(
+    name="curriculum", help="the curriculum regime (PlanBench's test cases)", jobs=jobs,
+    add_parser=add_curriculum_parser, estimate=estimate, size=(360, 4000), rank=2))

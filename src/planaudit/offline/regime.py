@@ -1,0 +1,36 @@
+"""The offline regime as a part of the registry: a system gets the briefs and returns a
+plan (a strategy per job, `planaudit offline shard`, episodes through `shard.py`)."""
+
+from __future__ import annotations
+
+from planaudit import shard
+from planaudit.offline.estimate import estimate
+from planaudit.regime import Jobs, Regime, Workflow, register
+
+
+def part(section: dict, method: str) -> dict:
+    """The slice of the `offline` section one strategy's job depends on."""
+    found = {"methods": [method], "max_tokens": section.get("max_tokens", 4096),
+             "params": {method: section.get("params", {}).get(method, {})}}
+    for key in ("witness", "repair"):  # VAL, heuristic mode: a change reruns every job
+        if key in section:
+            found[key] = section[key]
+    return found
+
+
+def jobs(view: Workflow) -> Jobs:
+    section = view.config.get("offline", {})
+    return shard.episode_jobs(view, "offline", list(section.get("methods", [])),
+                              lambda method: part(section, method))
+
+
+def episode(entry: dict):
+    from planaudit.offline.run import run_episode
+
+    return run_episode
+
+
+register(Regime(
+    name="offline", help="the offline regime", jobs=jobs,
+    add_parser=lambda sub, config_arg: shard.add_parser(sub, "offline", config_arg),
+    estimate=estimate, episode=episode, rank=0))

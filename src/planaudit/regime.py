@@ -1,0 +1,134 @@
+"""A regime is one kind of part: offline, online, curriculum and ACPBench each give the
+same few things through `Regime`, registered by name (as strategies and architectures
+are), and the shard command, the estimate, the workflow and the report iterate the
+registry instead of naming regimes one by one.
+
+A regime's package holds a module `regime.py` that calls `register`; `regimes()` finds
+every such module of planaudit's packages, and the modules named in the environment
+variable PLANAUDIT_REGIMES (a regime kept outside planaudit: a plugin, a test's toy), by
+name with importlib, as entry points are found: this module imports nothing of
+planaudit, so every layer may read the registry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PLUGINS = "PLANAUDIT_REGIMES"  # module names, separated by os.pathsep
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """What the workflow knows when it lists a regime's jobs (workflow/rules/common.smk)."""
+
+    config: dict
+    results: str
+    domains: list[str]  # the suite's domains with a selected task
+    truths: Mapping[str, list[str]]  # domain -> its prepared tasks' truth files
+    disguised_truths: list[str]  # every task's truth under each disguise but none
+    disguises: list[str]  # suite.disguise (default [none])
+    selected: list[Any]  # the selected suite entries (suite.catalog.Entry)
+    selected_tasks: list[str] | None  # their ids, None when the selection leaves none out
+    locate: Callable[[Sequence], str]  # a config field -> "file:line: " (or "")
+
+    def spec(self, entry: dict, section: str, part: dict) -> dict:
+        """A job's config slice: its model, its section's part, the cache and selection."""
+        sliced = {"models": [entry], section: part,
+                  "cache": self.config.get("cache", ".cache/planaudit")}
+        if self.selected_tasks is not None:  # suite.tasks: the job runs these tasks only
+            sliced["suite"] = {"tasks": self.selected_tasks}
+        return sliced
+
+
+@dataclass(frozen=True)
+class Jobs:
+    """A regime's jobs for every model: one per key (`cot`, `react/standard`, `t1`, `app`).
+    `outputs` are paths holding `{model}` and `{job}`; `spec(entry, job)` is the config
+    slice the job depends on (a changed slice reruns that job only); `args(model, job)`
+    the shard command's arguments besides `--spec` and `--model`."""
+
+    keys: list[str]
+    inputs: list[str]
+    outputs: list[str]
+    spec: Callable[[dict, str], dict]
+    args: Callable[[str, str], list[str]]
+
+    def files(self, model: str) -> list[str]:
+        return [o.replace("{model}", model).replace("{job}", k)
+                for k in self.keys for o in self.outputs]
+
+
+@dataclass(frozen=True)
+class Estimated:
+    """One method's expected bill on one model, before it is priced."""
+
+    method: str
+    tasks: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class Regime:
+    """One kind of part. `section` is its config section (its schema in
+    workflow/schemas/config.schema.yaml, or `schema` for a regime kept outside planaudit);
+    `columns` its row columns beyond the common ones (JSON schema each, for collect);
+    `jobs` its job list; `add_parser(sub, config_arg)` its subcommands, among them the
+    shard runner `planaudit <name> shard --spec --model ...` that its jobs run (`Jobs.args`
+    gives the rest); `estimate(config, entry, suite_dir, out_tokens, counter)` its calls
+    before spending; `tables` its report tables
+    (name -> function of the collected rows and a cell formatter, `cell(hits) -> text`
+    with the report's seeded bootstrap interval); `episode(entry)`, for a regime of
+    episodes, the `run_episode` of `planaudit episode`; `size` a job's (minutes, MB)."""
+
+    name: str
+    help: str
+    jobs: Callable[[Workflow], Jobs]
+    add_parser: Callable[[Any, Callable[[argparse.ArgumentParser], None]], None]
+    estimate: Callable[..., list[Estimated]]
+    size: tuple[int, int] = (720, 4000)
+    schema: dict | None = None
+    columns: Mapping[str, dict] = field(default_factory=dict)
+    tables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    episode: Callable[[dict], Callable[..., Any]] | None = None
+    rank: int = 100  # where it comes among regimes (jobs, estimate rows, help)
+
+
+REGIMES: dict[str, Regime] = {}
+
+
+def register(regime: Regime) -> Regime:
+    REGIMES[regime.name] = regime
+    ordered = sorted(REGIMES.values(), key=lambda r: r.rank)  # stable: then as registered
+    REGIMES.clear()
+    REGIMES.update((r.name, r) for r in ordered)
+    return regime
+
+
+def regimes() -> dict[str, Regime]:
+    """Every regime: planaudit's packages' `regime.py`, then PLANAUDIT_REGIMES' modules."""
+    root = Path(__file__).parent
+    names = [f"planaudit.{p.name}.regime" for p in pkgutil.iter_modules([str(root)])
+             if p.ispkg and (root / p.name / "regime.py").is_file()]
+    names += [n for n in os.environ.get(PLUGINS, "").split(os.pathsep) if n]
+    for name in names:
+        if importlib.util.find_spec(name) is None:
+            raise ValueError(f"{PLUGINS}: no module '{name}' to import")
+        importlib.import_module(name)
+    return REGIMES
+
+
+def get(name: str) -> Regime:
+    found = regimes()
+    if name not in found:
+        raise ValueError(f"no regime named {name!r} ({', '.join(found)})")
+    return found[name]

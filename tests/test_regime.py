@@ -1,0 +1,141 @@
+"""A fifth regime is one file and a config section: a toy regime, kept outside planaudit
+(PLANAUDIT_REGIMES names its module), is picked up through the registry by the workflow
+(its jobs, its rows collected, its table), the command line (`planaudit toy shard`), the
+estimate and the config check, with nothing of planaudit edited."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.test_workflow import make_suite
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[1]
+
+# The toy: each job answers one question about every prepared task from its truth record
+# (no model call), a row per task with one column of its own, and a table of its own.
+TOY = '''
+import json
+from pathlib import Path
+
+import polars as pl
+
+from planaudit import atomic
+from planaudit.regime import Estimated, Jobs, Regime, register
+
+
+def jobs(view):
+    section = view.config.get("toy") or {}
+    results = view.results
+    return Jobs(
+        keys=list(section.get("questions", [])),
+        inputs=[t for ts in view.truths.values() for t in ts],
+        outputs=[f"{results}/episodes/toy/{{model}}/{{job}}.parquet"],
+        spec=lambda entry, q: view.spec(entry, "toy", {"questions": [q]}),
+        args=lambda model, q: ["--question", q, "--suite", f"{results}/suite",
+                               "--out", f"{results}/episodes/toy/{model}/{q}.parquet"])
+
+
+def shard(args):
+    config = json.loads(args.spec)
+    rows = []
+    for truth in sorted(Path(args.suite).glob("*/*/truth.json")):
+        solvable = json.loads(truth.read_text())["solvable"]
+        rows.append({
+            "regime": "toy", "model": args.model, "model_tier": "reference",
+            "reference": True, "method": args.question, "domain": truth.parent.parent.name,
+            "task": truth.parent.name, "solvable": solvable, "optimal_length": None,
+            "outcome": "success", "success": True, "executable": None, "detected": False,
+            "plan_length": None, "efficiency": None, "first_failure_step": None,
+            "first_failure_kind": None, "first_failure_action": None,
+            "first_failure_detail": None, "error": None, "contract_breach": None,
+            "truncated": False, "n_calls": 0, "input_tokens": 0, "output_tokens": 0,
+            "cost_usd": 0.0, "latency_s": 0.0, "cache_hits": 0,
+            "config_hash": str(len(config)), "code_version": "toy",
+            "toy_answer": "yes" if solvable else "no"})
+    atomic.write_parquet(pl.DataFrame(rows), Path(args.out))
+    return 0
+
+
+def add_parser(sub, config_arg):
+    sh = sub.add_parser("toy", help="a toy regime").add_subparsers(required=True).add_parser(
+        "shard")
+    config_arg(sh)
+    for flag in ("--spec", "--model", "--question", "--suite", "--out"):
+        sh.add_argument(flag, required=True)
+    sh.set_defaults(func=shard)
+
+
+def estimate(config, entry, suite_dir, out_tokens, counter):
+    tasks = len(list(Path(suite_dir).glob("*/*/truth.json")))
+    return [Estimated(q, tasks, 0, 0, 0) for q in (config.get("toy") or {}).get("questions", [])]
+
+
+def answers(rows, cell):
+    return rows.group_by("model", "method").agg(
+        pl.col("toy_answer").eq("yes").sum().alias("yes")).sort("model", "method")
+
+
+register(Regime(
+    name="toy", help="a toy regime", jobs=jobs, add_parser=add_parser, estimate=estimate,
+    size=(10, 1000),
+    schema={"type": "object", "additionalProperties": False,
+            "properties": {"questions": {"type": "array", "items": {"type": "string"}}}},
+    columns={"toy_answer": {"enum": ["yes", "no", None]}},
+    tables={"toy": answers}))
+'''
+
+
+def test_a_toy_regime_is_one_file_and_a_config_section(tmp_path):
+    import polars as pl
+
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "toy_regime.py").write_text(TOY)
+    root = make_suite(tmp_path, {"p01": "solvable", "p09": "unsolvable"})
+    cfg = {
+        "results": str(tmp_path / "results"), "cache": str(tmp_path / "cache"),
+        "suite": {"source": "builtin", "root": str(root), "domains": ["blocksworld"],
+                  "seed": 3},
+        "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
+                  "external": True},
+        "models": [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}],
+        "offline": {"methods": []}, "online": {"methods": []},
+        "curriculum": {"tests": []}, "acpbench": {"types": []},
+        "toy": {"questions": ["solvable", "again"]},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=str(tmp_path / "plugins"), PLANAUDIT_REGIMES="toy_regime")
+
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(list(command), cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)
+
+    proc = run(str(BIN / "snakemake"), "--cores", "2", "--nolock", "--configfile", str(path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "toy_oracle" in proc.stdout + proc.stderr
+    rows = pl.read_parquet(tmp_path / "results" / "episodes.parquet").sort("method", "task")
+    assert rows["regime"].unique().to_list() == ["toy"]
+    assert rows.select("method", "task", "toy_answer").rows() == [
+        ("again", "p01", "yes"), ("again", "p09", "no"),
+        ("solvable", "p01", "yes"), ("solvable", "p09", "no")]
+    table = pl.read_csv(tmp_path / "results" / "report" / "toy.csv")
+    assert table.rows() == [("oracle (reference, not an LLM)", "again", 1),
+                            ("oracle (reference, not an LLM)", "solvable", 1)]
+    # the command line and the estimate know it; its section is checked by its schema
+    assert run(str(BIN / "planaudit"), "toy", "shard", "--help").returncode == 0
+    est = run(str(BIN / "planaudit"), "estimate", "--config", str(path), "--json")
+    assert est.returncode == 0, est.stderr
+    assert [(r["regime"], r["method"], r["tasks"]) for r in json.loads(est.stdout)] == [
+        ("toy", "solvable", 2), ("toy", "again", 2)]
+    cfg["toy"]["questions"] = "solvable"
+    path.write_text(yaml.safe_dump(cfg))
+    bad = run(str(BIN / "planaudit"), "estimate", "--config", str(path))
+    assert bad.returncode == 2 and "toy.questions" in bad.stderr, bad.stderr

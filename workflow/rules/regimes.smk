@@ -1,0 +1,85 @@
+# Every regime's jobs, from the registry (planaudit.regime): one rule per regime x model,
+# named <regime>_<model>, one job per key of the regime's job list (offline a strategy,
+# online architecture/setting, the curriculum a test case, ACPBench a question type), a
+# thin shell over `planaudit <regime> shard`. A regime adds nothing here: its package's
+# `regime.py` says its jobs (keys, inputs, outputs, the config slice each depends on, the
+# shard's arguments), so a new regime is its package and its config section.
+# Each model gets a rule of its own per regime so that a custom resource per model
+# (`--resources model_gpt_4o=2`: `planaudit check` prints each model's name) caps how
+# many of its jobs run at once, across regimes. A job's params hold exactly the config
+# it depends on, so changing one method's parameters reruns that method only; adding a
+# domain reruns the model x method jobs, whose finished episodes the cache answers.
+# No shard starts before `check_model` has found its model reachable (provider,
+# credentials, server): a run that cannot succeed fails in seconds, before any paid
+# call. Its marker stays, so that a later run does not rerun every shard; each shard
+# checks its model again before its first call.
+import json
+import re
+import shlex
+
+from planaudit.llm.preflight import resource_name
+from planaudit.regime import Workflow, regimes
+
+MODELS = [m["name"] for m in config.get("models", [])]
+ENTRY = {m["name"]: m for m in config.get("models", [])}
+RESOURCES = {m: resource_name(m) for m in MODELS}
+if len(set(RESOURCES.values())) < len(RESOURCES):
+    raise ValueError(
+        "config models: two model names share one resource name: "
+        + ", ".join(f"{m} -> {r}" for m, r in RESOURCES.items())
+    )
+VIEW = Workflow(
+    config=config,
+    results=RESULTS,
+    domains=SUITE_DOMAINS,
+    truths={d: [f"{RESULTS}/suite/{d}/{t}/truth.json" for e, t in ENTRIES if e == d] for d in SUITE_DOMAINS},
+    disguised_truths=DISGUISED_TRUTHS,
+    disguises=DISGUISES,
+    selected=SELECTED,
+    selected_tasks=SELECTED_TASKS,
+    locate=lambda where: locate(CONFIG_FILES, where, config),
+)
+JOBS = {name: r.jobs(VIEW) for name, r in regimes().items()}
+# every regime's output files, in the registry's order (collect and `all` read them)
+SHARDS = {name: [f for m in MODELS for f in jobs.files(m)] for name, jobs in JOBS.items()}
+REGIME_SHARDS = [f for files in SHARDS.values() for f in files]
+
+
+def job_spec(jobs, model):
+    return lambda wc: json.dumps(jobs.spec(ENTRY[model], wc.job))
+
+
+def job_args(jobs, model):
+    return lambda wc: " ".join(shlex.quote(a) for a in jobs.args(model, wc.job))
+
+
+for _name, _jobs in JOBS.items():
+    if not _jobs.keys:
+        continue
+    for _model in MODELS:
+
+        rule:
+            name:
+                f"{_name}_{_model}"
+            input:
+                _jobs.inputs,
+                f"{RESULTS}/checks/{_model}.json",
+            output:
+                [o.replace("{model}", _model) for o in _jobs.outputs],
+            wildcard_constraints:
+                job="|".join(re.escape(k) for k in _jobs.keys),
+            params:
+                regime=_name,
+                model=_model,
+                spec=job_spec(_jobs, _model),
+                args=job_args(_jobs, _model),
+            resources:
+                **{RESOURCES[_model]: 1},
+                **job_resources(_name),
+            log:
+                f"{RESULTS}/logs/{_name}/{_model}/{{job}}.log",
+            conda:
+                "../../envs/planaudit.yaml"
+            shell:
+                "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
+                "{params.args} 2> {log} || (tail -n 20 {log} >&2; exit 1)"
