@@ -88,7 +88,8 @@ class Regime:
     before spending; `tables` its report tables
     (name -> function of the collected rows and a cell formatter, `cell(hits) -> text`
     with the report's seeded bootstrap interval); `episode(entry)`, for a regime of
-    episodes, the `run_episode` of `planaudit episode`; `size` a job's (minutes, MB)."""
+    episodes, the `run_episode` of `planaudit episode`; `size` a job's (minutes, MB);
+    `batch` whether its jobs run in batch waves (llm/batch.py) for a `batch: true` model."""
 
     name: str
     help: str
@@ -101,6 +102,9 @@ class Regime:
     tables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     episode: Callable[[dict], Callable[..., Any]] | None = None
     rank: int = 100  # where it comes among regimes (jobs, estimate rows, help)
+    # its calls may go in provider batches (a model's `batch: true`): each is asked again
+    # after the batch, so a call waits for a batch only where no call waits on it
+    batch: bool = False
 
 
 REGIMES: dict[str, Regime] = {}

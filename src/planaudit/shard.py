@@ -28,6 +28,7 @@ from planaudit.experiment import (
     reference_meta,
     shard_hash,
 )
+from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
 from planaudit.regime import Jobs, Workflow, get
@@ -133,6 +134,11 @@ class Progress:
             self.last = now
             print(self.line(), file=self.out, flush=True)
 
+    def restart(self) -> None:
+        """Batch mode runs a job again after each batch: its episodes count afresh."""
+        self.done = 0
+        self.outcomes.clear()
+
     def finish(self) -> None:
         print(self.line(), file=self.out, flush=True)
 
@@ -171,19 +177,26 @@ async def _run(config: dict, regime: str, model: str, method: str,
         alarm.episode(transcript)
         return row
 
-    # a fixed pool of workers, one episode each at a time: every slot the model allows
-    # stays busy until the queue is empty (50 waiters on one semaphore left slots idle)
-    queue: asyncio.Queue[tuple[int, tuple[str, Path, int]]] = asyncio.Queue()
-    for item in enumerate(tasks):
-        queue.put_nowait(item)
-    rows: list[dict | None] = [None] * len(tasks)
+    async def everything() -> list[dict | None]:
+        # a fixed pool of workers, one episode each at a time: every slot the model allows
+        # stays busy until the queue is empty (50 waiters on one semaphore left slots idle)
+        progress.restart()
+        queue: asyncio.Queue[tuple[int, tuple[str, Path, int]]] = asyncio.Queue()
+        for item in enumerate(tasks):
+            queue.put_nowait(item)
+        rows: list[dict | None] = [None] * len(tasks)
 
-    async def worker() -> None:
-        while not queue.empty() and not alarm.ringing:
-            i, (domain, folder, epoch) = queue.get_nowait()
-            rows[i] = await one(domain, folder, epoch)
+        async def worker() -> None:
+            while not queue.empty() and not alarm.ringing:
+                i, (domain, folder, epoch) = queue.get_nowait()
+                rows[i] = await one(domain, folder, epoch)
 
-    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
+        await asyncio.gather(*(worker()
+                               for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
+        return rows
+
+    # batch mode (a regime whose calls do not wait on each other's answers): in waves
+    rows = await in_waves(client, Batching.of(entry) if get(regime).batch else None, everything)
     if alarm.armed and not alarm.called and alarm.episodes:
         # rung after the first K episodes, or at the end of a shard smaller than K
         raise DeadTools(alarm.message(progress.label))

@@ -69,4 +69,5 @@ def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
 
 register(Regime(
     name="acpbench", help="ACPBench: its questions answered by proof from their PDDL",
-    jobs=jobs, add_parser=add_parser, estimate=estimate, size=(360, 4000), rank=3))
+    jobs=jobs, add_parser=add_parser, estimate=estimate, size=(360, 4000), rank=3,
+    batch=True))

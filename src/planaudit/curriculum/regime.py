@@ -72,4 +72,5 @@ def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
 
 register(Regime(
     name="curriculum", help="the curriculum regime (PlanBench's test cases)", jobs=jobs,
-    add_parser=add_curriculum_parser, estimate=estimate, size=(360, 4000), rank=2))
+    add_parser=add_curriculum_parser, estimate=estimate, size=(360, 4000), rank=2,
+    batch=True))

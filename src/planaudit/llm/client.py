@@ -70,6 +70,7 @@ class Call:
     attempts: int = 0
     error: str | None = None
     finish_reason: str | None = None  # "length": the reply was cut at max_tokens
+    batch: str | None = None  # the provider batch that answered it (batch mode), at its price
 
     @property
     def truncated(self) -> bool:
@@ -87,6 +88,8 @@ def total_cost(calls: list[Call]) -> float | None:
 
 
 TOOL_CHOICES = ("auto", "required", "omit")
+# what a call left for a batch says (batch mode's collect passes; never cached, never a row)
+DEFERRED = "deferred to a batch"
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -159,6 +162,11 @@ class Client:
         self.waits: list[float] = []  # every backoff taken, for the record
         self.fatal: str | None = None  # a permanent failure: later calls fail without a request
         self.local = prefix(cfg.model)  # an in-process provider's name, or None
+        # batch mode (llm/batch.py): while `deferred` is a dict, a request the cache cannot
+        # answer is recorded there (key -> request) instead of sent, except the keys in
+        # `unbatchable` (batched before without an answer), which are sent as usual
+        self.deferred: dict[str, dict] | None = None
+        self.unbatchable: frozenset[str] = frozenset()
         self.reference = self.local is not None
         if not self.reference and cfg.input_price is not None and cfg.output_price is not None:
             self._register_prices()
@@ -179,7 +187,7 @@ class Client:
             "cache_creation_input_token_cost": per_input,
             "litellm_provider": provider, "mode": "chat"}})
 
-    def _cost(self, input_tokens: int, output_tokens: int) -> float | None:
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
             return (input_tokens * self.cfg.input_price
                     + output_tokens * self.cfg.output_price) / 1e6
@@ -223,6 +231,9 @@ class Client:
                 self.cache.put(key, hit)
         if hit is not None:
             return Call(**{**hit, "cache_hit": True, "latency_s": 0.0, "attempts": 0})
+        if self.deferred is not None and key not in self.unbatchable:
+            self.deferred[key] = request
+            return Call(None, attempts=0, error=DEFERRED)
         if self.fatal is not None:  # the same request would fail the same way: do not send it
             return Call(None, attempts=0, error=self.fatal)
         async with self.semaphore:
@@ -251,10 +262,8 @@ class Client:
             return "no-key-needed"
         return os.environ.get(var)
 
-    async def _litellm(self, request: dict) -> tuple[str | None, list[dict], int, int, str | None]:
-        import litellm
-
-        litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
+    def completion_kwargs(self, request: dict) -> dict:
+        """What litellm is asked for one request (a batch sends the same body)."""
         kwargs = {"model": request["model"], "messages": request["messages"],
                   "temperature": request["temperature"], "max_tokens": request["max_tokens"],
                   "timeout": self.cfg.timeout, "max_retries": 0}
@@ -271,7 +280,13 @@ class Client:
             kwargs["api_base"] = self.cfg.api_base
         if key := self._api_key():
             kwargs["api_key"] = key
-        resp = await litellm.acompletion(**kwargs)
+        return kwargs
+
+    async def _litellm(self, request: dict) -> tuple[str | None, list[dict], int, int, str | None]:
+        import litellm
+
+        litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
+        resp = await litellm.acompletion(**self.completion_kwargs(request))
         if not getattr(resp, "choices", None) or getattr(resp.choices[0], "message", None) is None:
             raise EmptyReply("the provider's reply holds no choice")
         choice = resp.choices[0]
@@ -315,6 +330,6 @@ class Client:
                 self.waits.append(wait)
                 await self.sleep(wait)
                 continue
-            return Call(content, tool_calls, tin, tout, self._cost(tin, tout),
+            return Call(content, tool_calls, tin, tout, self.cost(tin, tout),
                         time.perf_counter() - start, False, attempt + 1, finish_reason=finish)
         return Call(None, attempts=self.cfg.max_retries + 1, error=error)

@@ -33,4 +33,4 @@ def episode(entry: dict):
 register(Regime(
     name="offline", help="the offline regime", jobs=jobs,
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "offline", config_arg),
-    estimate=estimate, episode=episode, rank=0))
+    estimate=estimate, episode=episode, rank=0, batch=True))

@@ -1,0 +1,243 @@
+"""Batch mode through litellm's real batch path, against a scripted local server that
+implements the subset of OpenAI's file and batch endpoints a batch job uses (upload,
+create, retrieve, list, file content) beside chat completions (the ordinary calls a
+request falls back to). Each batch the server is sent follows the next step of its
+script: how many polls it stays in progress, how it ends (completed, expired, failed),
+which of its requests fail. A killed job resumes by the batch id it kept on disk."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from email.parser import BytesParser
+from email.policy import default as email_policy
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.test_reference import task_dir
+
+TASKS = ["blocksworld/p04", "blocksworld/p09", "gripper/p03"]
+
+
+def answer_text(body: dict) -> str:
+    """The scripted model's reply: a function of the prompt, the same whether it is asked
+    in a batch or by an ordinary call."""
+    key = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:12]
+    return f"ref {key}\nUNSOLVABLE"
+
+
+def completion(body: dict) -> dict:
+    return {"id": "chatcmpl-batch", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "test"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": answer_text(body)}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+
+
+class BatchServer:
+    """OpenAI's /files, /batches and /chat/completions, scripted. `script`: one dict per
+    batch created, in order (later batches take the last): `polls` (retrievals that find
+    it in progress; default 1), `end` (completed, expired, failed, cancelled), `answer`
+    (how many of its requests the output file answers before the end; default all),
+    `fail` (how many of the answered ones come back as errors in the error file instead).
+    `hold`: while set, every batch stays in progress (a job can be killed mid-poll)."""
+
+    def __init__(self, script: list[dict] | None = None):
+        self.script = list(script or [{}])
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.plans: dict[str, dict] = {}
+        self.polls: dict[str, int] = {}
+        self.log: list[tuple[str, str]] = []  # (method, path) of every request
+        self.chat: list[dict] = []  # bodies of ordinary calls
+        self.hold = threading.Event()
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, code: int, data: bytes, kind: str = "application/json") -> None:
+                self.send_response(code)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _json(self, code: int, body: dict) -> None:
+                self._send(code, json.dumps(body).encode())
+
+            def do_GET(self):
+                path = self.path.split("?", 1)[0].removeprefix("/v1")
+                with server.lock:
+                    server.log.append(("GET", path))
+                    if path == "/models":
+                        return self._json(200, {"object": "list", "data": []})
+                    if path == "/batches":
+                        data = sorted(server.batches.values(), key=lambda b: -b["created_at"])
+                        return self._json(200, {"object": "list", "data": data,
+                                                "has_more": False})
+                    if path.startswith("/batches/"):
+                        bid = path.split("/")[2]
+                        if bid not in server.batches:
+                            return self._json(404, {"error": {"message": "no such batch"}})
+                        return self._json(200, server.advance(bid))
+                    if path.startswith("/files/") and path.endswith("/content"):
+                        return self._send(200, server.files[path.split("/")[2]],
+                                          "application/octet-stream")
+                self._json(404, {"error": {"message": f"no route {path}"}})
+
+            def do_POST(self):
+                path = self.path.split("?", 1)[0].removeprefix("/v1")
+                data = self.rfile.read(int(self.headers.get("content-length", 0)))
+                with server.lock:
+                    server.log.append(("POST", path))
+                    if path == "/files":
+                        raw = (f"content-type: {self.headers['content-type']}\r\n\r\n"
+                               .encode() + data)
+                        form = BytesParser(policy=email_policy).parsebytes(raw)
+                        parts = {p.get_param("name", header="content-disposition"): p
+                                 for p in form.iter_parts()}
+                        fid = server.store(parts["file"].get_payload(decode=True))
+                        return self._json(200, {"id": fid, "object": "file", "bytes": len(data),
+                                                "created_at": 0, "filename": "in.jsonl",
+                                                "purpose": "batch", "status": "processed"})
+                    body = json.loads(data or b"{}")
+                    if path == "/batches":
+                        return self._json(200, server.create(body))
+                    if path == "/chat/completions":
+                        server.chat.append(body)
+                        return self._json(200, completion(body))
+                self._json(404, {"error": {"message": f"no route {path}"}})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def store(self, content: bytes) -> str:
+        fid = f"file-{len(self.files) + 1}"
+        self.files[fid] = content
+        return fid
+
+    def create(self, body: dict) -> dict:
+        bid = f"batch_{len(self.batches) + 1}"
+        self.plans[bid] = self.script[min(len(self.batches), len(self.script) - 1)]
+        lines = self.files[body["input_file_id"]].decode().splitlines()
+        self.batches[bid] = {
+            "id": bid, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+            "input_file_id": body["input_file_id"],
+            "completion_window": body["completion_window"], "status": "validating",
+            "output_file_id": None, "error_file_id": None, "created_at": len(self.batches),
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": body.get("metadata")}
+        self.polls[bid] = 0
+        return self.batches[bid]
+
+    def advance(self, bid: str) -> dict:
+        """A retrieval: in progress for the plan's polls (or while held), then its end."""
+        batch, plan = self.batches[bid], self.plans[bid]
+        if batch["status"] not in ("validating", "in_progress"):
+            return batch
+        self.polls[bid] += 1
+        if self.hold.is_set() or self.polls[bid] <= plan.get("polls", 1):
+            batch["status"] = "in_progress"
+            return batch
+        lines = [json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines()]
+        end = plan.get("end", "completed")
+        answered = lines[:plan.get("answer", len(lines))] if end != "failed" else []
+        failing = answered[:plan.get("fail", 0)]
+        out = [{"id": f"r{i}", "custom_id": x["custom_id"], "error": None,
+                "response": {"status_code": 200, "request_id": f"q{i}",
+                             "body": completion(x["body"])}}
+               for i, x in enumerate(answered[len(failing):])]
+        errors = [{"id": f"e{i}", "custom_id": x["custom_id"], "error": None,
+                   "response": {"status_code": 500, "request_id": f"e{i}",
+                                "body": {"error": {"message": "scripted 500"}}}}
+                  for i, x in enumerate(failing)]
+        errors += [{"id": f"x{i}", "custom_id": x["custom_id"], "response": None,
+                    "error": {"code": "batch_expired", "message": "not answered in time"}}
+                   for i, x in enumerate(lines[len(answered):]) if end == "expired"]
+        if out:
+            batch["output_file_id"] = self.store("".join(json.dumps(o) + "\n" for o in out)
+                                                 .encode())
+        if errors:
+            batch["error_file_id"] = self.store("".join(json.dumps(e) + "\n" for e in errors)
+                                                .encode())
+        batch["status"] = end
+        batch["request_counts"] = {"total": len(lines), "completed": len(out),
+                                   "failed": len(lines) - len(out)}
+        return batch
+
+    def count(self, method: str, path: str) -> int:
+        return sum(1 for m, p in self.log if (m, p) == (method, path))
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> BatchServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("suite")
+    for name in TASKS:
+        task_dir(name, str(root))
+    return root
+
+
+def entry(api_base: str, **over) -> dict:
+    return {"name": "m", "model": "openai/test-model", "api_base": api_base,
+            "api_key_env": "none", "input_price": 2.0, "output_price": 8.0,
+            "max_concurrency": 2, "max_retries": 1, "backoff_base": 0.01, "backoff_cap": 0.02,
+            "batch": True, "batch_poll": 0.02, **over}
+
+
+def shard(tmp: Path, suite: Path, model: dict, method: str = "direct",
+          cache: str = "cache") -> pl.DataFrame:
+    from planaudit.shard import run_shard
+
+    config = {"models": [model], "offline": {"methods": [method], "witness": "none"},
+              "cache": str(tmp / cache)}
+    frames = run_shard(config, "offline", model["name"], method, ["blocksworld", "gripper"],
+                       suite, tmp / f"rows-{cache}" / "{domain}.parquet",
+                       tmp / f"transcripts-{cache}" / "{domain}", progress_every=600)
+    return pl.concat(list(frames.values())).sort("domain", "task")
+
+
+def records(tmp: Path, cache: str = "cache") -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((tmp / cache / "batches").glob("*.json"))]
+
+
+def test_a_batch_job_runs_to_the_end_and_matches_ordinary_calls(suite, tmp_path):
+    """Offline direct in batch mode: one upload, one batch, no ordinary call; the rows
+    are those of the same job with ordinary calls, at half the cost."""
+    with BatchServer() as srv:
+        batched = shard(tmp_path, suite, entry(srv.api_base))
+        assert (srv.count("POST", "/files"), srv.count("POST", "/batches"), len(srv.chat)) \
+            == (1, 1, 0)
+        ordinary = shard(tmp_path, suite, entry(srv.api_base, batch=False), cache="plain")
+        assert len(srv.chat) == len(TASKS)
+    assert batched["error"].is_null().all()
+    # what differs: the price, the wall time, the calls the cache answered (all of them,
+    # in batch mode) and the config hash (the entry says batch)
+    differ = ("cost_usd", "latency_s", "cache_hits", "config_hash")
+    keep = [c for c in batched.columns if c not in differ]
+    assert batched.select(keep).equals(ordinary.select(keep))
+    assert batched["cache_hits"].to_list() == [1] * len(TASKS)
+    assert batched["cost_usd"].to_list() == pytest.approx([c / 2 for c in ordinary["cost_usd"]])
+    [record] = records(tmp_path)
+    assert record["outcome"] == "completed" and sorted(record["answered"]) == sorted(record["keys"])
