@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import subprocess
+import sys
 import threading
+import time
 from email.parser import BytesParser
 from email.policy import default as email_policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +22,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.conftest import ROOT
+from tests.fake_openai import FakeOpenAI
 from tests.test_reference import task_dir
 
 TASKS = ["blocksworld/p04", "blocksworld/p09", "gripper/p03"]
@@ -36,6 +42,14 @@ def completion(body: dict) -> dict:
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": answer_text(body)}}],
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client killed or gone
+            super().handle_error(request, client_address)
 
 
 class BatchServer:
@@ -117,8 +131,7 @@ class BatchServer:
                         return self._json(200, completion(body))
                 self._json(404, {"error": {"message": f"no route {path}"}})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def store(self, content: bytes) -> str:
@@ -241,3 +254,135 @@ def test_a_batch_job_runs_to_the_end_and_matches_ordinary_calls(suite, tmp_path)
     assert batched["cost_usd"].to_list() == pytest.approx([c / 2 for c in ordinary["cost_usd"]])
     [record] = records(tmp_path)
     assert record["outcome"] == "completed" and sorted(record["answered"]) == sorted(record["keys"])
+
+
+def test_a_multi_call_strategy_sends_one_batch_a_wave(suite, tmp_path):
+    """cot asks for its reasoning, then for the plan given the reasoning: two waves, two
+    batches of one request per task each, and not one ordinary call."""
+    with BatchServer() as srv:
+        rows = shard(tmp_path, suite, entry(srv.api_base), method="cot")
+        assert (srv.count("POST", "/batches"), len(srv.chat)) == (2, 0)
+    first, second = records(tmp_path)
+    assert len(first["keys"]) == len(second["keys"]) == len(TASKS)
+    assert not set(first["keys"]) & set(second["keys"])
+    assert rows["error"].is_null().all() and rows["cache_hits"].to_list() == [2] * len(TASKS)
+
+
+@pytest.mark.parametrize("first", [{"end": "expired", "answer": 1}, {"fail": 2}],
+                         ids=["expired", "partly-failed"])
+def test_what_a_batch_left_unanswered_goes_into_one_more_batch(suite, tmp_path, first):
+    """A batch that expires with one answer, or comes back with two of its lines failed:
+    the answers are kept, the other requests (and only they) go into a second batch."""
+    with BatchServer([first, {}]) as srv:
+        rows = shard(tmp_path, suite, entry(srv.api_base))
+        assert (srv.count("POST", "/batches"), len(srv.chat)) == (2, 0)
+    one, two = records(tmp_path)
+    assert one["outcome"] == first.get("end", "completed") and len(one["answered"]) == 1
+    assert sorted(two["keys"]) == sorted(one["failed"]) and len(two["answered"]) == 2
+    assert rows["error"].is_null().all()
+    assert rows["cost_usd"].to_list() == pytest.approx([(100 * 2.0 + 20 * 8.0) / 1e6 / 2] * 3)
+
+
+@pytest.mark.parametrize("end", ["expired", "failed"])
+def test_after_two_batches_without_an_answer_a_request_is_an_ordinary_call(suite, tmp_path,
+                                                                             end):
+    with BatchServer([{"end": end, "answer": 0}]) as srv:
+        rows = shard(tmp_path, suite, entry(srv.api_base))
+        assert (srv.count("POST", "/batches"), len(srv.chat)) == (2, len(TASKS))
+    assert [r["outcome"] for r in records(tmp_path)] == [end, end]
+    assert rows["error"].is_null().all()
+    assert rows["cost_usd"].to_list() == pytest.approx([(100 * 2.0 + 20 * 8.0) / 1e6] * 3)
+
+
+def test_a_job_killed_after_submitting_resumes_its_batch_and_never_submits_again(suite,
+                                                                                  tmp_path):
+    """The shard command is killed (SIGKILL) while its batch is in progress; the rerun polls
+    the batch by the id kept on disk. A kill that fell between making the batch and keeping
+    its id (the record says only which file it uploaded) is resumed as well: the batch made
+    of that file is found among the provider's batches, not made again."""
+    with BatchServer() as srv:
+        srv.hold.set()  # the batch stays in progress until released
+        model = entry(srv.api_base, batch_poll=0.2)
+        config = {"models": [model], "offline": {"methods": ["direct"], "witness": "none"},
+                  "cache": str(tmp_path / "cache")}
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "planaudit"), "offline", "shard",
+             "--spec", json.dumps(config), "--model", "m", "--method", "direct",
+             "--domain", "blocksworld", "--domain", "gripper", "--suite", str(suite),
+             "--out", str(tmp_path / "killed" / "{domain}.parquet"),
+             "--transcripts", str(tmp_path / "killed" / "{domain}")],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 300
+        while not any("batch" in r for r in _quiet_records(tmp_path)):
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "no batch was submitted"
+            time.sleep(0.1)
+        while srv.count("GET", "/batches/batch_1") < 2:  # polled in progress: then killed
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
+        [kept] = records(tmp_path)
+        assert kept["batch"] == "batch_1" and "outcome" not in kept
+        # the same state, as a kill between POST /batches and the record's write leaves it
+        shutil.copytree(tmp_path / "cache", tmp_path / "window")
+        [path] = (tmp_path / "window" / "batches").glob("*.json")
+        path.write_text(json.dumps({k: v for k, v in kept.items() if k != "batch"}))
+
+        srv.hold.clear()
+        resumed = shard(tmp_path, suite, model)
+        listed = srv.count("GET", "/batches")
+        window = shard(tmp_path, suite, model, cache="window")
+        assert srv.count("GET", "/batches") == listed + 1  # looked for the file's batch
+        assert (srv.count("POST", "/files"), srv.count("POST", "/batches"), len(srv.chat)) \
+            == (1, 1, 0)
+    assert resumed["error"].is_null().all() and window["error"].is_null().all()
+    assert [r["batch"] for r in records(tmp_path) + records(tmp_path, "window")] \
+        == ["batch_1", "batch_1"]
+
+
+def _quiet_records(tmp: Path) -> list[dict]:
+    """The records on disk while another process may be replacing them."""
+    try:
+        return records(tmp)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return []
+
+
+def test_check_refuses_batch_mode_where_there_is_no_batch_api():
+    from planaudit.llm.preflight import check_model
+
+    keys = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    refused = {
+        "reference": {"name": "o", "model": "reference/oracle", "batch": True},
+        "anthropic": {"name": "c", "model": "anthropic/claude-sonnet-4-5", "batch": True},
+        "gemini": {"name": "g", "model": "gemini/gemini-2.0-flash", "batch": True},
+    }
+    with FakeOpenAI() as plain, BatchServer() as srv:
+        refused["no endpoint"] = entry(plain.api_base)
+        found = {what: check_model(e, environ=keys | {"GEMINI_API_KEY": "k"})
+                 for what, e in refused.items()}
+        assert check_model(entry(srv.api_base), environ=keys) == []
+        assert check_model(entry(plain.api_base, batch=False), environ=keys) == []
+    for what, problems in found.items():
+        assert len(problems) == 1 and "batch: true" in problems[0], (what, problems)
+    assert "Anthropic message batches" in found["anthropic"][0]
+    assert "no batch endpoint (GET /batches: 501)" in found["no endpoint"][0]
+
+
+def test_estimate_prices_batched_calls_at_the_batch_rate(suite):
+    from planaudit.estimate import estimate, render
+
+    base = {"model": "openai/gpt-4o", "input_price": 2.5, "output_price": 10.0}
+    config = {"models": [{"name": "plain", **base},
+                         {"name": "batched", **base, "batch": True},
+                         {"name": "cheaper", **base, "batch": True, "batch_rate": 0.4}],
+              "offline": {"methods": ["direct", "cot"]}, "online": {"methods": []}}
+    rows = {(r.model, r.method): r for r in estimate(config, suite)}
+    for method in ("direct", "cot"):
+        plain = rows[("plain", method)]
+        assert plain.batch_rate is None and plain.usd > 0
+        assert rows[("batched", method)].usd == pytest.approx(plain.usd / 2)
+        assert rows[("cheaper", method)].usd == pytest.approx(plain.usd * 0.4)
+    text = render(list(rows.values()))
+    assert "batch x0.5" in text and "batch x0.4" in text and "priced at R times" in text

@@ -15,6 +15,10 @@ submit; declare an unsolvable task), its replies padded to the assumed length.
 An online prompt carries the whole history, so this prices the shortest
 sensible episode: a real agent that wanders pays more (a lower bound, said so
 in the output).
+
+A model with `batch: true` has its offline, curriculum and ACPBench calls priced at its
+batch rate (`batch_rate`, default half), as batch mode bills them (llm/batch.py); online
+calls are not batched and keep the ordinary price.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 
 import planaudit.llm  # noqa: F401  (local price map)
 from planaudit.experiment import model_config
+from planaudit.llm.batch import Batching
 from planaudit.regime import regimes
 
 DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
@@ -40,6 +45,7 @@ class Estimate:
     input_tokens: int
     output_tokens: int
     usd: float
+    batch_rate: float | None = None  # priced at this fraction of the model's price (batch mode)
 
 
 def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
@@ -58,11 +64,13 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
             except Exception:  # an unknown tokenizer: litellm's default one
                 return litellm.token_counter(messages=messages)
 
+        batching = Batching.of(entry)
         for name, regime in regimes().items():
+            rate = batching.rate if batching is not None and regime.batch else None
             for e in regime.estimate(config, entry, suite_dir, out_tokens, counter):
+                usd = _usd(cfg, e.input_tokens, e.output_tokens) * (1.0 if rate is None else rate)
                 rows.append(Estimate(cfg.name, e.method, name, e.tasks, e.calls,
-                                     e.input_tokens, e.output_tokens,
-                                     _usd(cfg, e.input_tokens, e.output_tokens)))
+                                     e.input_tokens, e.output_tokens, usd, rate))
     return rows
 
 
@@ -85,8 +93,9 @@ def render(rows: list[Estimate]) -> str:
            f"{'output tok':>11} {'USD':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
+        batch = "" if r.batch_rate is None else f"  batch x{r.batch_rate:g}"
         lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<22} {r.tasks:>5} {r.calls:>8} "
-                     f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}")
+                     f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}{batch}")
     total = sum(r.usd for r in rows)
     lines += ["-" * len(head),
               f"{'total':<56} {sum(r.calls for r in rows):>14} "
@@ -95,4 +104,6 @@ def render(rows: list[Estimate]) -> str:
               "(offline: upper bound for self-refine, modulo and tot, every round assumed to run; "
               "online: lower bound, the oracle's path; reference models cost nothing and are "
               "not LLMs)"]
+    if any(r.batch_rate is not None for r in rows):
+        lines.append("(batch xR: sent as provider batches, priced at R times the model's price)")
     return "\n".join(lines)

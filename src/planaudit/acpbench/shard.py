@@ -23,6 +23,7 @@ from planaudit.acpbench.generate import Skipped, questions
 from planaudit.acpbench.questions import FORMS, TYPES, Question, QuestionError
 from planaudit.acpbench.score import Judgement, judge
 from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
+from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
 
@@ -98,10 +99,6 @@ async def _run(config: dict, model: str, qtype: str, work: list[Question], trans
             "model_tier": entry.get("tier", "") or client.cfg.tier,
             "reference": client.cfg.model.startswith("reference/"),
             "config_hash": digest, "code_version": __version__}
-    rows: list[dict | None] = [None] * len(work)
-    queue: asyncio.Queue = asyncio.Queue()
-    for item in enumerate(work):
-        queue.put_nowait(item)
 
     async def one(q: Question) -> dict:
         meta = {"task": f"acpbench:{qtype}:{q.form}:{q.id}", "purpose": "acpbench"}
@@ -121,14 +118,22 @@ async def _run(config: dict, model: str, qtype: str, work: list[Question], trans
                           + json.dumps({"row": row}) + "\n")
         return row
 
-    async def worker() -> None:
-        while not queue.empty():
-            i, q = queue.get_nowait()
-            rows[i] = await one(q)
+    async def everything() -> list[dict | None]:
+        queue: asyncio.Queue = asyncio.Queue()
+        for item in enumerate(work):
+            queue.put_nowait(item)
+        rows: list[dict | None] = [None] * len(work)
 
-    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
-                                                       len(work)) or 1)))
-    return rows
+        async def worker() -> None:
+            while not queue.empty():
+                i, q = queue.get_nowait()
+                rows[i] = await one(q)
+
+        await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
+                                                           len(work)) or 1)))
+        return rows
+
+    return await in_waves(client, Batching.of(entry), everything)  # batch mode: in waves
 
 
 def run_acpbench_shard(config: dict, model: str, qtype: str, suite_dir: Path, out: str,

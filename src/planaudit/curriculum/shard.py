@@ -22,6 +22,7 @@ import polars as pl
 from planaudit import __version__, atomic
 from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
+from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
 from planaudit.planbench.cases import TESTS, Case, Verdict
@@ -141,10 +142,6 @@ async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, 
                "model_tier": entry.get("tier", "") or client.cfg.tier,
                "reference": client.cfg.model.startswith("reference/"),
                "config_hash": digest, "code_version": __version__}
-    queue: asyncio.Queue = asyncio.Queue()
-    for item in enumerate(work):
-        queue.put_nowait(item)
-    rows: list[dict | None] = [None] * len(work)
 
     async def one(key: str, case: Case, scorer) -> dict:
         meta = {"task": f"{test}:{key}/{case.instance}", "purpose": "curriculum"}
@@ -162,14 +159,22 @@ async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, 
                           + json.dumps({"row": row}) + "\n")
         return row
 
-    async def worker() -> None:
-        while not queue.empty():
-            i, (key, case, scorer) = queue.get_nowait()
-            rows[i] = await one(key, case, scorer)
+    async def everything() -> list[dict | None]:
+        queue: asyncio.Queue = asyncio.Queue()
+        for item in enumerate(work):
+            queue.put_nowait(item)
+        rows: list[dict | None] = [None] * len(work)
 
-    await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
-                                                       len(work)) or 1)))
-    return rows
+        async def worker() -> None:
+            while not queue.empty():
+                i, (key, case, scorer) = queue.get_nowait()
+                rows[i] = await one(key, case, scorer)
+
+        await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
+                                                           len(work)) or 1)))
+        return rows
+
+    return await in_waves(client, Batching.of(entry), everything)  # batch mode: in waves
 
 
 def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str],

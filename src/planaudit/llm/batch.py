@@ -150,7 +150,10 @@ class Batches:
             lines.append({"custom_id": key, "method": "POST", "url": "/v1/chat/completions",
                           "body": body})
         digest = hashlib.sha256("".join(keys).encode()).hexdigest()[:12]
-        path = self.folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{digest}.json"
+        # named by when it was made (to the microsecond: the records sort in order)
+        now = time.time()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}"
+        path = self.folder / f"{stamp}-{digest}.json"
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         import litellm
 

@@ -20,6 +20,13 @@ import planaudit.llm  # noqa: F401  (sets the local price map before litellm loa
 
 REFERENCE_MODELS = ("reference/oracle", "reference/flawed", "reference/responsive")
 NO_KEY = "none"  # api_key_env: none — a local server that needs no key
+# providers whose batches planaudit sends (llm/batch.py, through litellm's batch functions):
+# litellm 1.110.2's create_batch covers openai, azure, vertex_ai, bedrock, mistral, xai, but
+# only OpenAI's takes the request lines as planaudit writes them (the others need a
+# deployment, a bucket or a format of their own, none tested here), and it has no create
+# for Anthropic's message batches at all
+BATCH_PROVIDERS = ("openai",)
+NO_BATCH_API = (404, 405, 501)  # what a server without /batches answers
 
 
 def resource_name(model_name: str) -> str:
@@ -61,11 +68,14 @@ def check_model(entry: dict, timeout: float = 3.0,
             return [f"{who}: no such reference model (have: {', '.join(REFERENCE_MODELS)})"]
         if "responses" in entry and model != "reference/responsive":
             return [f"{who}: responses are read by reference/responsive only"]
+        if entry.get("batch"):
+            return [f"{who}: batch: true, but a reference model is answered in process, with "
+                    "no provider to batch for; remove `batch` from its entry"]
         return []
     import litellm
 
     try:
-        litellm.get_llm_provider(model, api_base=base)
+        _, provider, _, _ = litellm.get_llm_provider(model, api_base=base)
     except Exception:
         return [f"{who}: litellm knows no provider for '{model}'; write provider/model, such as "
                 "openai/gpt-4o, gemini/gemini-2.0-flash, ollama_chat/qwen2.5, or openai/<name> "
@@ -83,7 +93,30 @@ def check_model(entry: dict, timeout: float = 3.0,
         problems.append(f"{who}: its credentials are missing: set {hint}")
     if base and (why := answers(base.rstrip("/") + "/models", timeout)):
         problems.append(f"{who}: nothing answers at api_base {base} ({why})")
+    elif entry.get("batch") and (why := _no_batches(provider, base, timeout)):
+        problems.append(f"{who}: batch: true, but {why}; remove `batch` from its entry")
     return problems
+
+
+def _no_batches(provider: str, base: str | None, timeout: float) -> str | None:
+    """Why this model's calls cannot go in a batch, or None: its provider is not one whose
+    batches planaudit sends, or the server at `api_base` has no batch endpoint."""
+    if provider == "anthropic":
+        return ("planaudit sends batches through litellm, whose create_batch (1.110.2) has "
+                "no Anthropic message batches")
+    if provider not in BATCH_PROVIDERS:
+        return (f"planaudit sends batches for {', '.join(BATCH_PROVIDERS)} only, not "
+                f"{provider}")
+    if base:
+        try:
+            with urllib.request.urlopen(base.rstrip("/") + "/batches", timeout=timeout):
+                return None
+        except urllib.error.HTTPError as e:
+            if e.code in NO_BATCH_API:
+                return f"the server at api_base {base} has no batch endpoint (GET /batches: {e.code})"
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            return f"the server at api_base {base} did not answer GET /batches ({e})"
+    return None
 
 
 def server_tools(entry: dict, timeout: float = 3.0) -> str | None:
