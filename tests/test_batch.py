@@ -386,3 +386,23 @@ def test_estimate_prices_batched_calls_at_the_batch_rate(suite):
         assert rows[("cheaper", method)].usd == pytest.approx(plain.usd * 0.4)
     text = render(list(rows.values()))
     assert "batch x0.5" in text and "batch x0.4" in text and "priced at R times" in text
+
+
+def test_a_curriculum_job_goes_in_one_batch(suite, tmp_path):
+    """The curriculum's calls (one per case) go in one batch like offline direct's."""
+    import yaml
+
+    from planaudit.curriculum.shard import run_curriculum_shard
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["cache"] = str(tmp_path / "cache")
+    config["curriculum"] = {"tests": ["t1"], "instances": 2, "shots": 0}
+    with BatchServer() as srv:
+        config["models"] = [entry(srv.api_base)]
+        frames = run_curriculum_shard(config, "m", "t1", ["blocksworld", "gripper"], suite,
+                                      str(tmp_path / "{domain}.parquet"),
+                                      str(tmp_path / "tr" / "{domain}"))
+        assert (srv.count("POST", "/batches"), len(srv.chat)) == (1, 0)
+    rows = pl.concat(list(frames.values()))
+    [record] = records(tmp_path)
+    assert rows.height == len(record["answered"]) == 2 and rows["error"].is_null().all()
