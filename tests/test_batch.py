@@ -58,7 +58,8 @@ class BatchServer:
     it in progress; default 1), `end` (completed, expired, failed, cancelled), `answer`
     (how many of its requests the output file answers before the end; default all),
     `fail` (how many of the answered ones come back as errors in the error file instead).
-    `hold`: while set, every batch stays in progress (a job can be killed mid-poll)."""
+    `hold`: while set, every batch stays in progress (a job can be killed mid-poll);
+    `lose`: how many batches are made but answered with a 500 (a reply lost in transit)."""
 
     def __init__(self, script: list[dict] | None = None):
         self.script = list(script or [{}])
@@ -69,6 +70,7 @@ class BatchServer:
         self.log: list[tuple[str, str]] = []  # (method, path) of every request
         self.chat: list[dict] = []  # bodies of ordinary calls
         self.hold = threading.Event()
+        self.lose = 0  # batches made whose creation is answered 500
         self.lock = threading.Lock()
         server = self
 
@@ -125,7 +127,11 @@ class BatchServer:
                                                 "purpose": "batch", "status": "processed"})
                     body = json.loads(data or b"{}")
                     if path == "/batches":
-                        return self._json(200, server.create(body))
+                        made = server.create(body)
+                        if server.lose:  # made, but the answer is lost on the way
+                            server.lose -= 1
+                            return self._json(500, {"error": {"message": "scripted 500"}})
+                        return self._json(200, made)
                     if path == "/chat/completions":
                         server.chat.append(body)
                         return self._json(200, completion(body))
@@ -339,6 +345,17 @@ def test_a_job_killed_after_submitting_resumes_its_batch_and_never_submits_again
     assert resumed["error"].is_null().all() and window["error"].is_null().all()
     assert [r["batch"] for r in records(tmp_path) + records(tmp_path, "window")] \
         == ["batch_1", "batch_1"]
+
+
+def test_a_batch_made_whose_answer_was_lost_is_found_not_made_again(suite, tmp_path):
+    """POST /batches makes the batch but answers 500: the retry looks among the provider's
+    batches first, finds the one made from its file, and makes no second one."""
+    with BatchServer() as srv:
+        srv.lose = 1
+        rows = shard(tmp_path, suite, entry(srv.api_base))
+        assert (srv.count("POST", "/batches"), len(srv.batches), len(srv.chat)) == (1, 1, 0)
+        assert srv.count("GET", "/batches") == 2  # before the lost try, and before the retry
+    assert rows["error"].is_null().all() and records(tmp_path)[0]["batch"] == "batch_1"
 
 
 def _quiet_records(tmp: Path) -> list[dict]:

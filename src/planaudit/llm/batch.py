@@ -71,6 +71,15 @@ class BatchFailed(RuntimeError):
     submitted is kept in its record, so the rerun polls it."""
 
 
+def _transient(exc: Exception) -> bool:
+    """A failure worth another try: as a call's, or the OpenAI client's own kinds of it
+    (litellm's batch functions pass those on unmapped)."""
+    import openai
+
+    return _retryable(exc) or isinstance(exc, openai.RateLimitError | openai.InternalServerError
+                                         | openai.APIConnectionError)
+
+
 def _reason(line: dict) -> str:
     """Why a line of a batch's output or error file holds no answer."""
     error = line.get("error") or ((line.get("response") or {}).get("body") or {}).get("error")
@@ -91,7 +100,10 @@ class Batches:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         cfg = client.cfg
         self.name, self.provider, _, _ = litellm.get_llm_provider(cfg.model, api_base=cfg.api_base)
-        self.where: dict = {"custom_llm_provider": self.provider, "timeout": cfg.timeout}
+        # no retry inside the OpenAI client: a retried POST /batches whose first answer was
+        # lost would make a second batch; planaudit's own retry looks for the first one
+        self.where: dict = {"custom_llm_provider": self.provider, "timeout": cfg.timeout,
+                            "max_retries": 0}
         if cfg.api_base:
             self.where["api_base"] = cfg.api_base
         if key := client._api_key():
@@ -106,17 +118,17 @@ class Batches:
                         for k in set(r["keys"]) - set(r["answered"]))
         return frozenset(k for k, n in tries.items() if n >= ROUNDS)
 
-    async def _retrying(self, fn: Callable[..., Awaitable], what: str, **kwargs):
-        """One request of the batch API, retried as a call is (transient failures only)."""
+    async def _retrying(self, what: str, once: Callable[[], Awaitable[T]]) -> T:
+        """A step of the batch API, retried as a call is (transient failures only)."""
         import litellm
 
         litellm.suppress_debug_info = True
         attempt = 0
         while True:
             try:
-                return await fn(**kwargs, **self.where)
+                return await once()
             except Exception as exc:
-                if attempt == self.client.cfg.max_retries or not _retryable(exc):
+                if attempt == self.client.cfg.max_retries or not _transient(exc):
                     raise BatchFailed(f"batch mode: {what}: {type(exc).__name__}: "
                                       f"{' '.join(str(exc).split())[:300]}") from None
                 await self.client.sleep(self.client._backoff(attempt, exc))
@@ -157,9 +169,9 @@ class Batches:
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         import litellm
 
-        uploaded = await self._retrying(litellm.acreate_file, "uploading the requests",
-                                        file=(f"{path.stem}.jsonl", data, "application/jsonl"),
-                                        purpose="batch")
+        uploaded = await self._retrying("uploading the requests", lambda: litellm.acreate_file(
+            file=(f"{path.stem}.jsonl", data, "application/jsonl"), purpose="batch",
+            **self.where))
         record = {"model": self.client.cfg.model, "api_base": self.client.cfg.api_base,
                   "keys": keys, "file": uploaded.id}
         atomic.write_text(path, json.dumps(record))  # before the batch exists
@@ -167,17 +179,20 @@ class Batches:
 
     async def _submit(self, file_id: str) -> str:
         """The batch made of `file_id`: one the provider already holds (made by a job
-        killed before it kept the id), else a new one."""
+        killed before it kept the id, or by a try whose answer was lost), else a new one."""
         import litellm
 
-        listed = await self._retrying(litellm.alist_batches, "listing batches", limit=RECENT)
-        for batch in listed.data:  # the OpenAI client's page of Batch objects
-            if batch.input_file_id == file_id:
-                return batch.id
-        made = await self._retrying(litellm.acreate_batch, "making the batch",
-                                    completion_window="24h", endpoint="/v1/chat/completions",
-                                    input_file_id=file_id)
-        return made.id
+        async def once() -> str:
+            listed = await litellm.alist_batches(limit=RECENT, **self.where)
+            for batch in listed.data:  # the OpenAI client's page of Batch objects
+                if batch.input_file_id == file_id:
+                    return batch.id
+            made = await litellm.acreate_batch(
+                completion_window="24h", endpoint="/v1/chat/completions", input_file_id=file_id,
+                **self.where)
+            return made.id
+
+        return await self._retrying("making the batch", once)
 
     async def _wait(self, open_: list[tuple[Path, dict]]) -> None:
         import litellm
@@ -186,8 +201,8 @@ class Batches:
         seen: dict[str, str] = {}
         while pending:
             for bid in list(pending):
-                batch = await self._retrying(litellm.aretrieve_batch, f"polling {bid}",
-                                             batch_id=bid)
+                batch = await self._retrying(f"polling {bid}", lambda b=bid: litellm.aretrieve_batch(
+                    batch_id=b, **self.where))
                 if seen.get(bid) != batch.status:
                     seen[bid] = batch.status
                     self.log(f"batch {bid}: {batch.status}")
@@ -201,8 +216,8 @@ class Batches:
             return []
         import litellm
 
-        content = await self._retrying(litellm.afile_content, f"reading {file_id}",
-                                       file_id=file_id)
+        content = await self._retrying(f"reading {file_id}", lambda: litellm.afile_content(
+            file_id=file_id, **self.where))
         return [json.loads(x) for x in content.content.decode().splitlines() if x.strip()]
 
     async def _collect(self, path: Path, record: dict, batch) -> None:
