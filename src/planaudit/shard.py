@@ -28,7 +28,7 @@ from planaudit.experiment import (
     reference_meta,
     shard_hash,
 )
-from planaudit.llm.batch import Batching, in_waves
+from planaudit.llm.batch import BatchFailed, Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
 from planaudit.regime import Jobs, Workflow, get
@@ -369,7 +369,7 @@ def cmd_shard(args) -> int:
         raise InputError(f"config {args.regime}.witness: {e} (or set witness: none)") from None
     except RepairUnavailable as e:
         raise InputError(f"config {args.regime}.repair: {e} (or set enabled: false)") from None
-    except ShardFailed as e:
+    except (ShardFailed, BatchFailed) as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return EXIT_NEGATIVE
     for domain, frame in frames.items():

@@ -107,6 +107,7 @@ def cmd_shard(args) -> int:
     from planaudit.commandline import read_config
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.llm.batch import BatchFailed
     from planaudit.llm.preflight import require_models
 
     config = json.loads(args.spec) if args.spec else read_config(args)
@@ -117,7 +118,7 @@ def cmd_shard(args) -> int:
     except (ConfigError, QuestionError, CurriculumError, ItemsError, FileNotFoundError,
             ValueError) as e:
         raise _input_error(str(e)) from None
-    except AcpbenchShardFailed as e:
+    except (AcpbenchShardFailed, BatchFailed) as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return 1
     right = int(frame["success"].sum()) if frame.height else 0

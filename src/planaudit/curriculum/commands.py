@@ -20,6 +20,7 @@ def cmd_curriculum_shard(args) -> int:
     from planaudit.curriculum.shard import CurriculumShardFailed, run_curriculum_shard
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, model_entry
+    from planaudit.llm.batch import BatchFailed
     from planaudit.llm.preflight import require_models
 
     config = json.loads(args.spec) if args.spec else read_config(args)
@@ -29,7 +30,7 @@ def cmd_curriculum_shard(args) -> int:
                                       Path(args.suite), args.out, args.transcripts)
     except (ConfigError, CurriculumError, FileNotFoundError, ValueError) as e:
         raise _input_error(str(e)) from None
-    except CurriculumShardFailed as e:
+    except (CurriculumShardFailed, BatchFailed) as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return 1
     for domain, frame in frames.items():
