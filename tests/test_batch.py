@@ -423,3 +423,22 @@ def test_a_curriculum_job_goes_in_one_batch(suite, tmp_path):
     rows = pl.concat(list(frames.values()))
     [record] = records(tmp_path)
     assert rows.height == len(record["answered"]) == 2 and rows["error"].is_null().all()
+
+
+def test_an_acpbench_job_goes_in_one_batch(suite, tmp_path):
+    """ACPBench's questions (one call each) go in one batch too."""
+    import yaml
+
+    from planaudit.acpbench.shard import run_acpbench_shard
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["cache"] = str(tmp_path / "cache")
+    config["acpbench"] = {"types": ["app"], "forms": ["bool", "mcq"], "tasks": 1, "states": 1,
+                          "domains": ["gripper"]}
+    with BatchServer() as srv:
+        config["models"] = [entry(srv.api_base)]
+        frame, _ = run_acpbench_shard(config, "m", "app", suite, str(tmp_path / "r.parquet"),
+                                      str(tmp_path / "tr"))
+        assert (srv.count("POST", "/batches"), len(srv.chat)) == (1, 0)
+    [record] = records(tmp_path)
+    assert frame.height == len(record["answered"]) == 2 and frame["error"].is_null().all()
