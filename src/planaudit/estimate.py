@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import planaudit.llm  # noqa: F401  (local price map)
-from planaudit.experiment import model_config
+from planaudit.experiment import Experiment
 from planaudit.regime import regimes
 
 DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
@@ -42,14 +42,13 @@ class Estimate:
     usd: float
 
 
-def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
+def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
     import litellm
 
-    out_tokens = {**DEFAULT_OUTPUT_TOKENS,
-                  **(config.get("estimate", {}) or {}).get("output_tokens", {})}
+    out_tokens = {**DEFAULT_OUTPUT_TOKENS, **experiment.output_tokens}
     rows = []
-    for entry in config.get("models", []):
-        cfg = model_config(entry)
+    for entry in experiment.models:
+        cfg = entry.client()
         count_model = "gpt-4o" if cfg.model.startswith("reference/") else cfg.model
 
         def counter(messages, _m=count_model):
@@ -59,7 +58,7 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
                 return litellm.token_counter(messages=messages)
 
         for name, regime in regimes().items():
-            for e in regime.estimate(config, entry, suite_dir, out_tokens, counter):
+            for e in regime.estimate(experiment, entry, suite_dir, out_tokens, counter):
                 rows.append(Estimate(cfg.name, e.method, name, e.tasks, e.calls,
                                      e.input_tokens, e.output_tokens,
                                      _usd(cfg, e.input_tokens, e.output_tokens)))
