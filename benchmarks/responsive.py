@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from planaudit.experiment import reference_meta
+from planaudit.experiment import ModelEntry
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
 from planaudit.reference.expected import MECHANISM, WITNESSES, expectation, resolve
@@ -51,7 +51,7 @@ def main() -> int:
     if not folders:
         sys.exit(f"{args.suite}: no prepared tasks (run `make run` first)")
     folders = folders[:args.tasks]
-    meta_base = reference_meta(entry)
+    meta_base = ModelEntry.from_dict(entry).reference
     print(f"{len(folders)} tasks, model {entry['name']}, witness {resolve(args.witness)}; "
           "ms per episode")
     print(f"{'regime':8} {'method':15} {'episode':>9} {'expected':>9} {'ratio':>7} "

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fake_openai import delay, serve_in_subprocess  # noqa: E402
 
 import planaudit.llm  # noqa: E402, F401
+from planaudit.experiment import Experiment  # noqa: E402
 from planaudit.shard import run_shard  # noqa: E402
 
 
@@ -54,7 +55,9 @@ def measure(delay_s: float, concurrency: int, suite: Path) -> tuple[int, int, fl
                               "output_price": 0}],
                   "offline": {"methods": ["direct"]}, "cache": str(Path(tmp) / "cache")}
         start = time.perf_counter()
-        frame = run_shard(config, "offline", "bench", "direct", "all", shard_suite,
+        experiment = Experiment.from_dict(config)
+        frame = run_shard(experiment, experiment.model("bench"),
+                          experiment.method("offline", "direct"), "all", shard_suite,
                           Path(tmp) / "rows.parquet", Path(tmp) / "transcripts")["all"]
         wall = time.perf_counter() - start
     server.terminate()

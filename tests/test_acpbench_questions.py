@@ -289,13 +289,16 @@ def _config(tmp_path, **acp) -> dict:
 def test_shard_rows_pass_the_schema_the_oracle_scores_all_and_flawed_less(suite, tmp_path):  # noqa: F811
     from planaudit.acpbench.shard import run_acpbench_shard
     from planaudit.analysis.collect import collect, default_schema, load_schema
+    from planaudit.experiment import Experiment
 
     config = _config(tmp_path, domains=["gripper", "loadbalancing"])
+    exp = Experiment.from_dict(config)
     shards = []
     for model in ("oracle", "flawed"):
         for qtype in ("app", "just", "nexta"):
             out = tmp_path / model / f"{qtype}.parquet"
-            run_acpbench_shard(config, model, qtype, suite, str(out), str(tmp_path / "tr" / model))
+            run_acpbench_shard(exp, exp.model(model), qtype, suite, str(out),
+                               str(tmp_path / "tr" / model))
             shards.append(out)
     frame = collect(shards, load_schema(default_schema()))
     # 2 models x 3 types x 2 domains x 1 task x 2 states x 3 forms
@@ -311,6 +314,7 @@ def test_shard_rows_pass_the_schema_the_oracle_scores_all_and_flawed_less(suite,
 
 def test_a_real_models_replies_through_litellm_are_read_and_a_cut_is_flagged(suite, tmp_path):  # noqa: F811
     from planaudit.acpbench.shard import run_acpbench_shard
+    from planaudit.experiment import Experiment
     from tests.fake_openai import FakeOpenAI, reply
 
     cut = reply("Let me check each action in turn. The first", 200, 16)
@@ -319,8 +323,9 @@ def test_a_real_models_replies_through_litellm_are_read_and_a_cut_is_flagged(sui
     with FakeOpenAI([cut, reply("**Answer:** yes")]) as srv:
         config["models"] = [{"name": "fake", "model": "openai/fake", "api_base": srv.api_base,
                              "api_key_env": "none", "max_concurrency": 1}]
-        frame, _ = run_acpbench_shard(config, "fake", "app", suite, str(tmp_path / "r.parquet"),
-                                      str(tmp_path / "tr"))
+        exp = Experiment.from_dict(config)
+        frame, _ = run_acpbench_shard(exp, exp.model("fake"), "app", suite,
+                                      str(tmp_path / "r.parquet"), str(tmp_path / "tr"))
     assert frame.height == 1
     row = frame.to_dicts()[0]
     assert row["outcome"] == "malformed" and row["truncated"] is True
@@ -343,10 +348,11 @@ def test_bad_acpbench_config_is_refused_naming_the_field(tmp_path):
 
 def test_estimate_counts_one_call_per_question(suite, tmp_path):  # noqa: F811
     from planaudit.estimate import estimate
+    from planaudit.experiment import Experiment
 
     config = _config(tmp_path, domains=["gripper"], types=["app", "land"])
     config.update(offline={"methods": []}, online={"methods": []}, curriculum={})
-    rows = estimate(config, suite)
+    rows = estimate(Experiment.from_dict(config), suite)
     assert [(r.model, r.regime, r.method, r.calls) for r in rows] == [
         (m, "acpbench", t, 6) for m in ("oracle", "flawed", "responsive") for t in ("app", "land")]
     assert all(r.input_tokens > 0 and r.usd == 0.0 for r in rows)

@@ -312,6 +312,7 @@ def real(tmp_path_factory) -> tuple[pl.DataFrame, Path]:
     form, over gripper and blocksworld p01 prepared as the suite rules do, through the
     real shard; the shards collected against the row schema."""
     from planaudit.acpbench.shard import run_acpbench_shard
+    from planaudit.experiment import Experiment
     from planaudit.formal.truth import Limits
     from planaudit.suite.catalog import load_domain_tasks
     from planaudit.suite.prepare import prepare
@@ -331,11 +332,12 @@ def real(tmp_path_factory) -> tuple[pl.DataFrame, Path]:
                           "states": 2, "seed": 0, "domains": list(domains)}
     flawed = next(m for m in config["models"] if m["name"] == "flawed")
     flawed["faults"]["wrong_answer"] = 0.5
+    exp = Experiment.from_dict(config)
     shards = []
     for model in ("oracle", "flawed"):
         for qtype in REAL_TYPES:
             out = tmp / "episodes" / model / f"{qtype}.parquet"
-            run_acpbench_shard(config, model, qtype, suite, str(out),
+            run_acpbench_shard(exp, exp.model(model), qtype, suite, str(out),
                                str(tmp / "transcripts" / model / qtype))
             shards.append(out)
     frame = collect(shards, load_schema(default_schema()))

@@ -227,12 +227,14 @@ def entry(api_base: str, **over) -> dict:
 
 def shard(tmp: Path, suite: Path, model: dict, method: str = "direct",
           cache: str = "cache") -> pl.DataFrame:
+    from planaudit.experiment import Experiment
     from planaudit.shard import run_shard
 
     config = {"models": [model], "offline": {"methods": [method], "witness": "none"},
               "cache": str(tmp / cache)}
-    frames = run_shard(config, "offline", model["name"], method, ["blocksworld", "gripper"],
-                       suite, tmp / f"rows-{cache}" / "{domain}.parquet",
+    exp = Experiment.from_dict(config)
+    frames = run_shard(exp, exp.model(model["name"]), exp.method("offline", method),
+                       ["blocksworld", "gripper"], suite, tmp / f"rows-{cache}" / "{domain}.parquet",
                        tmp / f"transcripts-{cache}" / "{domain}", progress_every=600)
     return pl.concat(list(frames.values())).sort("domain", "task")
 
@@ -389,13 +391,14 @@ def test_check_refuses_batch_mode_where_there_is_no_batch_api():
 
 def test_estimate_prices_batched_calls_at_the_batch_rate(suite):
     from planaudit.estimate import estimate, render
+    from planaudit.experiment import Experiment
 
     base = {"model": "openai/gpt-4o", "input_price": 2.5, "output_price": 10.0}
     config = {"models": [{"name": "plain", **base},
                          {"name": "batched", **base, "batch": True},
                          {"name": "cheaper", **base, "batch": True, "batch_rate": 0.4}],
               "offline": {"methods": ["direct", "cot"]}, "online": {"methods": []}}
-    rows = {(r.model, r.method): r for r in estimate(config, suite)}
+    rows = {(r.model, r.method): r for r in estimate(Experiment.from_dict(config), suite)}
     for method in ("direct", "cot"):
         plain = rows[("plain", method)]
         assert plain.batch_rate is None and plain.usd > 0
@@ -410,13 +413,15 @@ def test_a_curriculum_job_goes_in_one_batch(suite, tmp_path):
     import yaml
 
     from planaudit.curriculum.shard import run_curriculum_shard
+    from planaudit.experiment import Experiment
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["cache"] = str(tmp_path / "cache")
     config["curriculum"] = {"tests": ["t1"], "instances": 2, "shots": 0}
     with BatchServer() as srv:
         config["models"] = [entry(srv.api_base)]
-        frames = run_curriculum_shard(config, "m", "t1", ["blocksworld", "gripper"], suite,
+        exp = Experiment.from_dict(config)
+        frames = run_curriculum_shard(exp, exp.model("m"), "t1", ["blocksworld", "gripper"], suite,
                                       str(tmp_path / "{domain}.parquet"),
                                       str(tmp_path / "tr" / "{domain}"))
         assert (srv.count("POST", "/batches"), len(srv.chat)) == (1, 0)
@@ -430,6 +435,7 @@ def test_an_acpbench_job_goes_in_one_batch(suite, tmp_path):
     import yaml
 
     from planaudit.acpbench.shard import run_acpbench_shard
+    from planaudit.experiment import Experiment
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["cache"] = str(tmp_path / "cache")
@@ -437,7 +443,8 @@ def test_an_acpbench_job_goes_in_one_batch(suite, tmp_path):
                           "domains": ["gripper"]}
     with BatchServer() as srv:
         config["models"] = [entry(srv.api_base)]
-        frame, _ = run_acpbench_shard(config, "m", "app", suite, str(tmp_path / "r.parquet"),
+        exp = Experiment.from_dict(config)
+        frame, _ = run_acpbench_shard(exp, exp.model("m"), "app", suite, str(tmp_path / "r.parquet"),
                                       str(tmp_path / "tr"))
         assert (srv.count("POST", "/batches"), len(srv.chat)) == (1, 0)
     [record] = records(tmp_path)

@@ -493,6 +493,7 @@ def test_oracle_on_an_unsolvable_task_reads_senses_and_declares(folders, tmp_pat
 
 
 def test_a_shard_runs_its_setting_every_epoch(folders, tmp_path):
+    from planaudit.experiment import Experiment
     from planaudit.shard import run_shard
 
     config = {"models": [{"name": "oracle", "model": "reference/oracle"}],
@@ -500,9 +501,10 @@ def test_a_shard_runs_its_setting_every_epoch(folders, tmp_path):
               "online": {"methods": ["react"], "plan_settings": ["standard"], "epochs": 2,
                          "plan_settings_file": str(SETTINGS_FILE)}}
     suite = folders[TASK].parent.parent
-    frames = run_shard(config, "online", "oracle", "react", "blocksworld", suite,
-                       tmp_path / "out" / "{domain}.parquet", tmp_path / "t" / "{domain}",
-                       setting="standard")
+    exp = Experiment.from_dict(config)
+    frames = run_shard(exp, exp.model("oracle"), exp.method("online", "react", "standard"),
+                       "blocksworld", suite, tmp_path / "out" / "{domain}.parquet",
+                       tmp_path / "t" / "{domain}")
     rows = frames["blocksworld"].sort("task", "epoch")
     assert rows.select("task", "epoch").rows() == [("p04", 0), ("p04", 1), ("p09", 0), ("p09", 1)]
     assert set(rows["plan_setting"]) == {"standard"} and rows["pc"][0] == 1.0

@@ -314,15 +314,17 @@ def test_shard_rows_pass_the_row_schema_and_fill_the_table(suite, tmp_path):
     from planaudit.analysis.collect import collect, default_schema, load_schema
     from planaudit.analysis.tables import curriculum_table
     from planaudit.curriculum.shard import run_curriculum_shard
+    from planaudit.experiment import Experiment
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["cache"] = str(tmp_path / "cache")
     config["curriculum"] = {"tests": ["t3", "t7"], "instances": 2, "shots": 1}
+    exp = Experiment.from_dict(config)
     shards = []
     for model in ("oracle", "flawed"):
         for test in ("t3", "t7"):
             out = tmp_path / model / test / "{domain}.parquet"
-            run_curriculum_shard(config, model, test, ["gripper", "hospital"], suite, str(out),
+            run_curriculum_shard(exp, exp.model(model), test, ["gripper", "hospital"], suite, str(out),
                                  str(tmp_path / "tr" / model / test / "{domain}"))
             shards += [Path(str(out).replace("{domain}", d)) for d in ("gripper", "hospital")]
     frame = collect(shards, load_schema(default_schema()))
@@ -403,12 +405,13 @@ def test_planbench_show_prints_the_prompt_truth_and_a_full_marks_answer(suite, m
 
 def test_estimate_counts_one_call_per_curriculum_case(suite):
     from planaudit.estimate import estimate
+    from planaudit.experiment import Experiment
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config.update(offline={"methods": []}, online={"methods": []}, acpbench={},
                   curriculum={"tests": ["t1", "t3"], "domains": ["gripper", "hospital"],
                               "instances": 2})
-    rows = estimate(config, suite)
+    rows = estimate(Experiment.from_dict(config), suite)
     assert [(r.model, r.regime, r.method, r.calls) for r in rows] == [
         (m, "curriculum", t, 4) for m in ("oracle", "flawed", "responsive") for t in ("t1", "t3")]
     t1, t3 = rows[0], rows[1]
@@ -420,6 +423,7 @@ def test_a_real_models_unreadable_reply_names_its_breach_and_its_cut(suite, tmp_
     """Curriculum rows fill contract_breach as offline rows do, and flag a reply cut at
     max_tokens (through the real litellm path, against a scripted local server)."""
     from planaudit.curriculum.shard import run_curriculum_shard
+    from planaudit.experiment import Experiment
     from tests.fake_openai import FakeOpenAI, reply
 
     cut = reply("I will now list the plan step by step: first", 200, 16)
@@ -431,7 +435,8 @@ def test_a_real_models_unreadable_reply_names_its_breach_and_its_cut(suite, tmp_
         config["models"] = [{"name": "fake", "model": "openai/fake", "api_base": srv.api_base,
                              "api_key_env": "none", "max_concurrency": 1}]
         out = tmp_path / "{domain}.parquet"
-        frames = run_curriculum_shard(config, "fake", "t1", ["gripper"], suite, str(out),
+        exp = Experiment.from_dict(config)
+        frames = run_curriculum_shard(exp, exp.model("fake"), "t1", ["gripper"], suite, str(out),
                                       str(tmp_path / "tr" / "{domain}"))
     rows = frames["gripper"].sort("truncated", descending=True).to_dicts()
     assert [r["outcome"] for r in rows] == ["malformed", "malformed"]

@@ -162,11 +162,14 @@ def test_the_oracle_succeeds_as_often_under_every_disguise(suite, tmp_path, regi
     import polars as pl
 
     from planaudit.analysis.tables import disguise_table
+    from planaudit.experiment import Experiment
     from planaudit.shard import run_shard
 
     config = {"models": [{"name": "oracle", "model": "reference/oracle", "max_concurrency": 16}],
               regime: {"methods": [method], "params": {}}, "cache": str(tmp_path / "cache")}
-    frames = run_shard(config, regime, "oracle", method, list(SUITE_DOMAINS), suite,
+    exp = Experiment.from_dict(config)
+    frames = run_shard(exp, exp.model("oracle"), exp.method(regime, method), list(SUITE_DOMAINS),
+                       suite,
                        tmp_path / "{domain}.parquet", tmp_path / "tr" / "{domain}",
                        progress_every=1e9, disguises=dg.DISGUISES)
     rows = [r for f in frames.values() for r in f.to_dicts()]

@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.formal.witness import ENV, WitnessUnavailable, available
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
@@ -128,7 +129,7 @@ def test_estimate_counts_the_calls_each_strategy_really_makes(folders):
                     "params": {"tot": {"depth": 6, "samples": 3, "beam": 2}}},
         "estimate": {"output_tokens": {"final": 100}},
     }
-    rows = {(r.model, r.method): r for r in estimate(config, suite_dir)}
+    rows = {(r.model, r.method): r for r in estimate(Experiment.from_dict(config), suite_dir)}
     n = len(folders)
     per_task = {"direct": 1, "cot": 2, "self-refine": 1 + 3 * 2,
                 "tot": 3 * 2 + 5 * (2 * 3 * 2) + 1, "modulo": 1 + 3}
@@ -154,8 +155,10 @@ def test_a_shard_survives_an_episode_whose_calls_fail(folders, tmp_path, monkeyp
         config = {"models": [{"name": "m", "model": "openai/test", "api_base": srv.api_base,
                               "max_concurrency": 1, "max_retries": 1}],
                   "offline": {"methods": ["direct"]}, "cache": str(tmp_path / "cache")}
-        frame = run_shard(config, "offline", "m", "direct", "blocksworld", suite_dir,
-                          tmp_path / "rows.parquet", tmp_path / "transcripts")["blocksworld"]
+        exp = Experiment.from_dict(config)
+        frame = run_shard(exp, exp.model("m"), exp.method("offline", "direct"), "blocksworld",
+                          suite_dir, tmp_path / "rows.parquet",
+                          tmp_path / "transcripts")["blocksworld"]
     assert frame.sort("task")["outcome"].to_list() == ["error", "detected"]
     assert pl.read_parquet(tmp_path / "rows.parquet").height == 2
     assert sorted(p.name for p in (tmp_path / "transcripts").iterdir()) == ["p04.jsonl", "p09.jsonl"]
@@ -188,13 +191,16 @@ def test_rows_record_vals_verdict_on_the_final_plan_with_the_switch(folders, tmp
 
 
 def test_the_switch_reaches_the_params_and_the_fingerprint():
-    from planaudit.experiment import method_params, shard_hash
+    def params(section: dict):
+        return Experiment.from_dict({"offline": section}).method("offline", "direct")
 
-    on = method_params({"offline": {"methods": ["direct"], "witness": "val"}}, "offline", "direct")
-    off = method_params({"offline": {"methods": ["direct"], "witness": "none"}}, "offline", "direct")
-    assert on["witness"] == "val" and "witness" not in off
-    assert off == method_params({"offline": {"methods": ["direct"]}}, "offline", "direct")
-    assert shard_hash({"name": "m"}, "direct", on) != shard_hash({"name": "m"}, "direct", off)
+    on = params({"methods": ["direct"], "witness": "val"})
+    off = params({"methods": ["direct"], "witness": "none"})
+    assert on.witness == "val" and on.to_dict()["witness"] == "val"
+    assert off.witness is None and "witness" not in off.to_dict()
+    assert off == params({"methods": ["direct"]})
+    model = ModelEntry.from_dict({"name": "m", "model": "openai/m"})
+    assert shard_hash(model, "direct", on.to_dict()) != shard_hash(model, "direct", off.to_dict())
 
 
 def test_a_shard_asking_for_val_where_there_is_none_stops_before_any_call(folders, tmp_path,
@@ -204,8 +210,9 @@ def test_a_shard_asking_for_val_where_there_is_none_stops_before_any_call(folder
     monkeypatch.setenv(ENV, str(tmp_path / "nowhere"))
     config = {"models": [{"name": "oracle", "model": "reference/oracle"}],
               "offline": {"methods": ["direct"], "witness": "val"}, "cache": str(tmp_path / "c")}
+    exp = Experiment.from_dict(config)
     with pytest.raises(WitnessUnavailable, match="nowhere"):
-        run_shard(config, "offline", "oracle", "direct", "gripper",
+        run_shard(exp, exp.model("oracle"), exp.method("offline", "direct"), "gripper",
                   folders["gripper/p03"].parent.parent, tmp_path / "o.parquet", tmp_path / "t")
     assert not (tmp_path / "c").exists() and not (tmp_path / "o.parquet").exists()
 

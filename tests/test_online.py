@@ -351,13 +351,14 @@ def test_query_state_filters_and_renders_through_templates(folders):
 
 def test_estimate_prices_online_episodes_along_the_oracles_path(folders):
     from planaudit.estimate import estimate
+    from planaudit.experiment import Experiment
 
     suite_dir = next(iter(folders.values())).parent.parent
     config = {"models": [{"name": "gpt", "model": "openai/gpt-4o", "input_price": 2.5,
                           "output_price": 10.0}],
               "online": {"methods": ["react", "critic", "plan-execute"]},
               "estimate": {"output_tokens": {"act": 100, "critic": 10}}}
-    rows = {r.method: r for r in estimate(config, suite_dir)}
+    rows = {r.method: r for r in estimate(Experiment.from_dict(config), suite_dir)}
     lengths = [json.loads((f / "truth.json").read_text())["optimal_length"]
                for f in folders.values()]
     react = sum(3 + n if n is not None else 2 for n in lengths)  # read, sense, act..., submit
@@ -393,6 +394,7 @@ def test_episode_command_runs_either_regime_and_names_bad_input(folders, tmp_pat
 
 
 def _tool_shard(folders, tmp_path, script, method="react", **online_cfg):
+    from planaudit.experiment import Experiment
     from planaudit.shard import run_shard
 
     suite = folders[TASK].parent.parent  # blocksworld/p04 and blocksworld/p09 prepared there
@@ -402,9 +404,10 @@ def _tool_shard(folders, tmp_path, script, method="react", **online_cfg):
                               "api_key_env": "none", "max_concurrency": 1}],
                   "online": {"methods": [method], "budget": 3, **online_cfg}}
         try:
-            return run_shard(config, "online", "fake", method, ["blocksworld"], suite,
-                             tmp_path / "{domain}.parquet", tmp_path / "tr" / "{domain}",
-                             progress_every=1e9), srv.requests
+            exp = Experiment.from_dict(config)
+            return run_shard(exp, exp.model("fake"), exp.method("online", method),
+                             ["blocksworld"], suite, tmp_path / "{domain}.parquet",
+                             tmp_path / "tr" / "{domain}", progress_every=1e9), srv.requests
         except Exception as e:
             return e, srv.requests
 

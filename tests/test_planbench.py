@@ -412,6 +412,7 @@ def test_the_curriculum_regime_runs_a_planbench_root_through_the_client(tmp_path
 
     from planaudit.analysis.collect import collect, default_schema, load_schema
     from planaudit.curriculum.shard import run_curriculum_shard
+    from planaudit.experiment import Experiment
     from planaudit.planbench.cases import TESTS
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -419,11 +420,12 @@ def test_the_curriculum_regime_runs_a_planbench_root_through_the_client(tmp_path
     config["cache"] = str(tmp_path / "cache")
     config["curriculum"] = {"tests": list(TESTS), "domains": [entry], "instances": 3,
                             "shots": 1}
+    exp = Experiment.from_dict(config)
     shards = []
     for model in ("oracle", "flawed"):
         for test in TESTS:
             out = tmp_path / model / test / "{domain}.parquet"
-            run_curriculum_shard(config, model, test, ["planbench-blocksworld"], tmp_path,
+            run_curriculum_shard(exp, exp.model(model), test, ["planbench-blocksworld"], tmp_path,
                                  str(out), str(tmp_path / "tr" / model / test / "{domain}"))
             shards.append(Path(str(out).replace("{domain}", "planbench-blocksworld")))
     rows = collect(shards, load_schema(default_schema()))

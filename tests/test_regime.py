@@ -72,9 +72,10 @@ def add_parser(sub, config_arg):
     sh.set_defaults(func=shard)
 
 
-def estimate(config, entry, suite_dir, out_tokens, counter):
+def estimate(experiment, entry, suite_dir, out_tokens, counter):
     tasks = len(list(Path(suite_dir).glob("*/*/truth.json")))
-    return [Estimated(q, tasks, 0, 0, 0) for q in (config.get("toy") or {}).get("questions", [])]
+    questions = experiment.section("toy").written.get("questions", [])
+    return [Estimated(q, tasks, 0, 0, 0) for q in questions]
 
 
 def answers(rows, cell):

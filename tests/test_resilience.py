@@ -437,6 +437,7 @@ def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episod
     """One shard (offline direct: one call an episode; online react: a few) on `episodes`
     tasks against the faulty server. Checks every claim of the module docstring;
     returns the figures."""
+    from planaudit.experiment import Experiment
     from planaudit.shard import run_shard
 
     results = results or prepared_suite(tmp)
@@ -456,9 +457,10 @@ def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episod
         config = {"models": [entry], "cache": str(cache), regime: section}
         out = tmp / "shards" / regime / "{domain}.parquet"
         start = time.monotonic()
-        frames = run_shard(config, regime, "fake", method, ["blocksworld", "gripper"],
-                           suite, out, tmp / "transcripts" / regime / "{domain}",
-                           progress_every=600)
+        exp = Experiment.from_dict(config)
+        frames = run_shard(exp, exp.model("fake"), exp.method(regime, method),
+                           ["blocksworld", "gripper"], suite, out,
+                           tmp / "transcripts" / regime / "{domain}", progress_every=600)
         wall = time.monotonic() - start
         time.sleep(timeout + 1.5)  # a time-out fault still sleeping logs its request
     finally:

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from planaudit.analysis.responsive import calibrator_table, sentences
-from planaudit.experiment import reference_meta
+from planaudit.experiment import MethodParams, ModelEntry, Section
 from planaudit.formal.witness import available as witness_available
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
@@ -106,19 +106,23 @@ def test_the_expected_score_is_the_product_of_the_correction_rates(prepared):
     assert mean(online_score, "critic") == pytest.approx(p * p)
 
 
-def _episode(regime: str, method: str, folder, task: str, seed: int, tmp) -> dict:
-    from planaudit.experiment import reference_meta
+def typed(regime: str, method: str, params: dict) -> MethodParams:
+    """The method's parameters as a config section with only these would give them."""
+    return Section.from_dict(regime, {"methods": [method], "params": {method: params}}).method(
+        method)
 
-    entry = {**ENTRY, "seed": seed}
+
+def _episode(regime: str, method: str, folder, task: str, seed: int, tmp) -> dict:
+    entry = ModelEntry.from_dict({**ENTRY, "seed": seed})
     client = Client(ModelConfig("responsive", "reference/responsive"), Cache(tmp / "cache"))
-    params = {"rounds": 3, "budget": 200, "replans": 2}
+    params = typed(regime, method, {"rounds": 3, "budget": 200, "replans": 2})
     if regime == "offline":
         from planaudit.offline.run import run_episode
     else:
         from planaudit.online.run import run_episode
-    row, _ = asyncio.run(run_episode(client, method, params, folder, task_name=task,
-                                     reference_meta=reference_meta(entry)))
-    return {**row, **calibration_columns(entry, regime, method, params, folder, task, 0)}
+    row, _ = asyncio.run(run_episode(client, method, params.to_dict(), folder, task_name=task,
+                                     reference_meta=entry.reference))
+    return {**row, **calibration_columns(entry, params, folder, task, 0)}
 
 
 METHODS = [("offline", m) for m in MECHANISM["offline"] if m != "tot"] + [
@@ -284,18 +288,17 @@ def test_the_report_says_what_the_control_shows(tmp_path):
 
 @pytest.mark.parametrize("method", ["critic", "reflexion", "gated"])
 def test_the_text_tool_protocol_ends_as_computed_too(method, prepared, tmp_path):
-    from planaudit.experiment import reference_meta
     from planaudit.online.run import run_episode
 
     client = Client(ModelConfig("responsive", "reference/responsive"), Cache(tmp_path / "c"))
-    params = {"budget": 200}
+    params = typed("online", method, {"budget": 200})
     for name in ("blocksworld/p04", "logistics/p03", "hospital/p04"):
         for seed in range(3):
-            entry = {**ENTRY, "seed": seed}
-            row, _ = asyncio.run(run_episode(client, method, params, prepared[name],
+            entry = ModelEntry.from_dict({**ENTRY, "seed": seed})
+            row, _ = asyncio.run(run_episode(client, method, params.to_dict(), prepared[name],
                                              task_name=name, protocol="text",
-                                             reference_meta=reference_meta(entry)))
-            cols = calibration_columns(entry, "online", method, params, prepared[name], name, 0)
+                                             reference_meta=entry.reference))
+            cols = calibration_columns(entry, params, prepared[name], name, 0)
             assert row["outcome"] != "error", (name, row["error"])
             assert cols["calibration_predicted"] == (row["success"] or row["detected"]), name
             assert cols["calibration_witness"] == ("val" if witness_available() else "formal")
@@ -356,7 +359,7 @@ def _flagged(prepared, tmp_path, seeds: range) -> tuple[list[tuple], list[tuple]
                 row = _episode(regime, method, folder, name, seed, tmp_path)
                 score = bool(row["success"] or row["detected"])
                 meta = {"task_dir": str(folder), "task": name, "sample": 0,
-                        **reference_meta({**ENTRY, "seed": seed})}
+                        **ModelEntry.from_dict({**ENTRY, "seed": seed}).reference}
                 where = (regime, method, name, seed, row["outcome"])
                 total += 1
                 if row["calibration_predicted"] != score:

@@ -162,6 +162,7 @@ def test_every_regime_and_the_estimate_run_exactly_the_selection_and_a_wider_one
         tmp_path):
     from planaudit.curriculum.generate import cases
     from planaudit.estimate import estimate
+    from planaudit.experiment import Experiment
 
     cfg = _config(tmp_path, SELECTION)
     results = tmp_path / "results"
@@ -197,15 +198,16 @@ def test_every_regime_and_the_estimate_run_exactly_the_selection_and_a_wider_one
 
     # the bill counts the selected tasks only (each also deceptive), the curriculum's cases too
     config = load_config(cfg, base=BASE)
-    bill = {(r.regime, r.method): r for r in estimate(config, suite)}
+    bill = {(r.regime, r.method): r for r in estimate(Experiment.from_dict(config), suite)}
     assert (bill["offline", "direct"].tasks, bill["offline", "direct"].calls) == (10, 10)
     assert bill["online", "react"].tasks == 10
     assert (bill["curriculum", "t1"].calls, bill["curriculum", "t7"].calls) == (3, 3)
     unselected = dict(config, suite={k: v for k, v in config["suite"].items() if k != "tasks"})
-    assert {(r.regime, r.method): r.tasks for r in estimate(unselected, suite)}[
+    assert {(r.regime, r.method): r.tasks for r in estimate(Experiment.from_dict(unselected), suite)}[
         "offline", "direct"] == 40
     with pytest.raises(SelectionError, match=r"suite.tasks\[0\]: 'gripper/p11' matches no"):
-        estimate(dict(config, suite=dict(config["suite"], tasks=["gripper/p11"])), suite)
+        estimate(Experiment.from_dict(
+            dict(config, suite=dict(config["suite"], tasks=["gripper/p11"]))), suite)
 
     # a wider selection: no suite job reruns, the shards do, and the cache answers every
     # episode already run (only gripper/p03's calls are new)

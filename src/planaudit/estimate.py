@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import planaudit.llm  # noqa: F401  (local price map)
-from planaudit.experiment import model_config
+from planaudit.experiment import Experiment
 from planaudit.llm.batch import Batching
 from planaudit.regime import regimes
 
@@ -48,14 +48,13 @@ class Estimate:
     batch_rate: float | None = None  # priced at this fraction of the model's price (batch mode)
 
 
-def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
+def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
     import litellm
 
-    out_tokens = {**DEFAULT_OUTPUT_TOKENS,
-                  **(config.get("estimate", {}) or {}).get("output_tokens", {})}
+    out_tokens = {**DEFAULT_OUTPUT_TOKENS, **experiment.output_tokens}
     rows = []
-    for entry in config.get("models", []):
-        cfg = model_config(entry)
+    for entry in experiment.models:
+        cfg = entry.client()
         count_model = "gpt-4o" if cfg.model.startswith("reference/") else cfg.model
 
         def counter(messages, _m=count_model):
@@ -64,10 +63,10 @@ def estimate(config: dict, suite_dir: Path) -> list[Estimate]:
             except Exception:  # an unknown tokenizer: litellm's default one
                 return litellm.token_counter(messages=messages)
 
-        batching = Batching.of(entry)
+        batching = Batching.of(entry.to_dict())
         for name, regime in regimes().items():
             rate = batching.rate if batching is not None and regime.batch else None
-            for e in regime.estimate(config, entry, suite_dir, out_tokens, counter):
+            for e in regime.estimate(experiment, entry, suite_dir, out_tokens, counter):
                 usd = _usd(cfg, e.input_tokens, e.output_tokens) * (1.0 if rate is None else rate)
                 rows.append(Estimate(cfg.name, e.method, name, e.tasks, e.calls,
                                      e.input_tokens, e.output_tokens, usd, rate))

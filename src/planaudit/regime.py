@@ -84,12 +84,14 @@ class Regime:
     `columns` its row columns beyond the common ones (JSON schema each, for collect);
     `jobs` its job list; `add_parser(sub, config_arg)` its subcommands, among them the
     shard runner `planaudit <name> shard --spec --model ...` that its jobs run (`Jobs.args`
-    gives the rest); `estimate(config, entry, suite_dir, out_tokens, counter)` its calls
-    before spending; `tables` its report tables
+    gives the rest); `estimate(experiment, entry, suite_dir, out_tokens, counter)` its calls
+    before spending (the typed config and one model of it: `planaudit.experiment`'s
+    `Experiment`, `ModelEntry`); `tables` its report tables
     (name -> function of the collected rows and a cell formatter, `cell(hits) -> text`
     with the report's seeded bootstrap interval); `episode(entry)`, for a regime of
-    episodes, the `run_episode` of `planaudit episode`; `size` a job's (minutes, MB);
-    `batch` whether its jobs run in batch waves (llm/batch.py) for a `batch: true` model."""
+    episodes, the `run_episode` of `planaudit episode` for that `ModelEntry`; `size` a
+    job's (minutes, MB); `batch` whether its jobs run in batch waves (llm/batch.py) for a
+    `batch: true` model."""
 
     name: str
     help: str
@@ -100,7 +102,7 @@ class Regime:
     schema: dict | None = None
     columns: Mapping[str, dict] = field(default_factory=dict)
     tables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
-    episode: Callable[[dict], Callable[..., Any]] | None = None
+    episode: Callable[[Any], Callable[..., Any]] | None = None
     rank: int = 100  # where it comes among regimes (jobs, estimate rows, help)
     # its calls may go in provider batches (a model's `batch: true`): each is asked again
     # after the batch, so a call waits for a batch only where no call waits on it

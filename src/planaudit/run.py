@@ -7,10 +7,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planaudit import atomic
 from planaudit.commandline import EXIT_INPUT, EXIT_OK, InputError, config_arg, read_config
 from planaudit.regime import regimes
+
+if TYPE_CHECKING:
+    from planaudit.experiment import Experiment
 
 
 def episodic() -> list[str]:
@@ -55,15 +59,7 @@ def cmd_episode(args) -> int:
     """Run one episode and print its transcript and row: the debugging tool."""
     import asyncio
 
-    from planaudit.experiment import (
-        ConfigError,
-        method_params,
-        model_config,
-        model_entry,
-        plan_settings,
-        reference_meta,
-        shard_hash,
-    )
+    from planaudit.experiment import ConfigError, Experiment, shard_hash
     from planaudit.formal.repair import RepairUnavailable
     from planaudit.formal.witness import WitnessUnavailable
     from planaudit.llm.cache import Cache
@@ -72,11 +68,13 @@ def cmd_episode(args) -> int:
     from planaudit.shard import episode_runner, require_witness
 
     config = read_config(args)
+    experiment = Experiment.from_dict(config)
     try:
-        entry = model_entry(config, args.model)
-        regime = args.regime or _regime_of(config, args.method)
-        setting = args.setting or (plan_settings(config)[0] if regime == "online" else None)
-        params = method_params(config, regime, args.method, setting)
+        entry = experiment.model(args.model)
+        regime = args.regime or _regime_of(experiment, args.method)
+        setting = args.setting or (experiment.section("online").plan_settings[0]
+                                   if regime == "online" else None)
+        params = experiment.method(regime, args.method, setting)
         require_witness(params)
     except ConfigError as e:
         raise InputError(str(e)) from None
@@ -84,28 +82,29 @@ def cmd_episode(args) -> int:
         raise InputError(f"config {regime}.witness: {e} (or set witness: none)") from None
     except RepairUnavailable as e:
         raise InputError(f"config {regime}.repair: {e} (or set enabled: false)") from None
-    folder = _prepared(config, args.task, Path(args.results or config.get("results", "results")))
-    require_models([entry])
+    folder = _prepared(config, args.task, Path(args.results or experiment.results))
+    require_models([entry.to_dict()])
     run_episode = episode_runner(regime, entry)
-    cache = Cache(config.get("cache", ".cache/planaudit"))
+    cache = Cache(experiment.cache)
     try:
         cache.require_writable()
     except ValueError as e:
         raise InputError(str(e)) from None
-    client = Client(model_config(entry), cache)
+    client = Client(entry.client(), cache)
+    values = params.to_dict()
     row, transcript = asyncio.run(run_episode(
-        client, args.method, params, folder, task_name=args.task,
-        config_hash=shard_hash(entry, args.method, params),
-        reference_meta=reference_meta(entry), tier=entry.get("tier", "")))
+        client, args.method, values, folder, task_name=args.task,
+        config_hash=shard_hash(entry, args.method, values),
+        reference_meta=entry.reference, tier=entry.tier))
     from planaudit.transcript import render
 
     print(render(transcript, row, cut=args.cut))
     return EXIT_OK
 
 
-def _regime_of(config: dict, method: str) -> str:
+def _regime_of(experiment: Experiment, method: str) -> str:
     """The regime whose methods in the config name `method`; InputError listing all."""
-    have = {r: config.get(r, {}).get("methods", []) for r in episodic()}
+    have = {r: experiment.section(r).methods for r in episodic()}
     for regime, methods in have.items():
         if method in methods:
             return regime
@@ -138,36 +137,38 @@ def _prepared(config: dict, name: str, results: Path) -> Path:
 
 def cmd_check(args) -> int:
     """Before a paid run: every model's provider, credentials and server, in seconds."""
+    from planaudit.experiment import Experiment
     from planaudit.llm.preflight import check_model, resource_name, server_tools
 
     config = json.loads(args.spec) if args.spec else read_config(args)
-    entries = [m for m in config.get("models", []) if not args.model or m["name"] in args.model]
-    if args.model and (unknown := set(args.model) - {m["name"] for m in entries}):
+    experiment = Experiment.from_dict(config)
+    entries = [m for m in experiment.models if not args.model or m.name in args.model]
+    if args.model and (unknown := set(args.model) - {m.name for m in entries}):
         raise InputError(f"no model named {', '.join(sorted(unknown))} in the config (have: "
-                         f"{', '.join(m['name'] for m in config.get('models', [])) or 'none'})")
+                         f"{', '.join(m.name for m in experiment.models) or 'none'})")
     failed = 0
     unwritable = False
     if "cache" in config:  # a full config (`--config`): its cache must take replies
         from planaudit.llm.cache import Cache
 
         try:
-            Cache(config["cache"]).require_writable()
+            Cache(experiment.cache).require_writable()
         except ValueError as e:
             print(f"planaudit check: {e}", file=sys.stderr)
             unwritable = True
     for entry in entries:
-        problems = check_model(entry)
+        problems = check_model(entry.to_dict())
         failed += bool(problems)
-        kind = "reference, not an LLM" if entry["model"].startswith("reference/") else "LLM"
+        kind = "reference, not an LLM" if entry.is_reference else "LLM"
         status = "ok" if not problems else "CANNOT RUN"
-        print(f"{entry['name']:<24} {entry['model']:<32} {kind:<22} "
-              f"resource {resource_name(entry['name'])}: {status}")
+        print(f"{entry.name:<24} {entry.model:<32} {kind:<22} "
+              f"resource {resource_name(entry.name)}: {status}")
         for p in problems:
             print(f"  {p}")
-        if not problems and (note := server_tools(entry)):
+        if not problems and (note := server_tools(entry.to_dict())):
             print(f"  note: {note}")
     if args.out and not failed and not unwritable:
-        atomic.write_text(args.out, json.dumps([m["name"] for m in entries]) + "\n")
+        atomic.write_text(args.out, json.dumps([m.name for m in entries]) + "\n")
     if failed:
         print(f"planaudit check: {failed} of {len(entries)} model(s) cannot run; nothing was sent "
               "(`planaudit check --config FILE` checks every model of a config at once)",
@@ -177,11 +178,11 @@ def cmd_check(args) -> int:
 
 def cmd_estimate(args) -> int:
     from planaudit.estimate import estimate, render
-    from planaudit.experiment import ConfigError
+    from planaudit.experiment import ConfigError, Experiment
 
-    config = read_config(args)
+    experiment = Experiment.from_dict(read_config(args))
     try:
-        rows = estimate(config, Path(args.results or config.get("results", "results")) / "suite")
+        rows = estimate(experiment, Path(args.results or experiment.results) / "suite")
     except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError
         raise InputError(str(e)) from None
     if args.json:

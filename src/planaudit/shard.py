@@ -15,19 +15,13 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
 
 from planaudit import atomic
-from planaudit.experiment import (
-    epochs,
-    method_params,
-    model_config,
-    model_entry,
-    reference_meta,
-    shard_hash,
-)
+from planaudit.experiment import Experiment, MethodParams, ModelEntry, shard_hash
 from planaudit.llm.batch import BatchFailed, Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
@@ -54,14 +48,13 @@ TOOLLESS = frozenset({"plan-execute"})  # architectures whose model is never off
 class ToolAlarm:
     """Counts a shard's finished episodes and whether any made a native tool call."""
 
-    def __init__(self, config: dict, entry: dict, regime: str, method: str):
-        self.armed = (regime == "online" and method not in TOOLLESS
-                      and not entry["model"].startswith("reference/")
-                      and entry.get("tool_protocol", "native") == "native")
-        self.after = int((config.get("online") or {}).get("dead_tools_after", DEAD_TOOLS_AFTER))
+    def __init__(self, entry: ModelEntry, params: MethodParams, after: int | None = None):
+        self.armed = (params.regime == "online" and params.method not in TOOLLESS
+                      and not entry.is_reference and entry.tool_protocol == "native")
+        self.after = DEAD_TOOLS_AFTER if after is None else after
         self.episodes = 0
         self.called = False
-        self.base = entry.get("api_base")
+        self.base = entry.api_base
 
     def episode(self, transcript: list[dict]) -> None:
         calls = [step["call"] for step in transcript if "call" in step]
@@ -86,20 +79,20 @@ class ToolAlarm:
                 "transcripts are kept.")
 
 
-def require_witness(params: dict) -> None:
+def require_witness(params: MethodParams) -> None:
     """Before the first call: the witness (VAL) and the repairer (LPG) the config asks for
     can run here (else WitnessUnavailable or RepairUnavailable, saying how to install it)."""
-    if params.get("witness") == "val":
+    if params.witness == "val":
         from planaudit.formal.witness import val_binary
 
         val_binary()
-    if "repair" in params:
+    if params.repair is not None:
         from planaudit.formal.repair import lpg_binary
 
         lpg_binary()
 
 
-def episode_runner(regime: str, entry: dict):
+def episode_runner(regime: str, entry: ModelEntry):
     """The regime's `run_episode` for this model (its `Regime.episode`)."""
     episode = get(regime).episode
     if episode is None:
@@ -143,30 +136,26 @@ class Progress:
         print(self.line(), file=self.out, flush=True)
 
 
-async def _run(config: dict, regime: str, model: str, method: str,
-               tasks: list[tuple[str, Path, int]], transcripts: dict[str, Path], cache_dir: str,
-               progress: Progress, setting: str | None = None) -> list[dict]:
-    entry = model_entry(config, model)
-    params = method_params(config, regime, method, setting)
-    client = Client(model_config(entry), Cache(cache_dir))
-    digest = shard_hash(entry, method, params)
+async def _run(entry: ModelEntry, params: MethodParams, tasks: list[tuple[str, Path, int]],
+               transcripts: dict[str, Path], cache_dir: str, progress: Progress,
+               alarm: ToolAlarm) -> list[dict]:
+    regime, method = params.regime, params.method
+    values = params.to_dict()
+    client = Client(entry.client(), Cache(cache_dir))
+    digest = shard_hash(entry, method, values)
     run_episode = episode_runner(regime, entry)
     for folder in transcripts.values():
         folder.mkdir(parents=True, exist_ok=True)
 
-    alarm = ToolAlarm(config, entry, regime, method)
-
     async def one(domain: str, folder: Path, epoch: int) -> dict:
         repeat = {"epoch": epoch} if regime == "online" else {}
         row, transcript = await run_episode(
-            client, method, params, folder, task_name=f"{domain}/{folder.name}",
-            config_hash=digest, reference_meta=reference_meta(entry), tier=entry.get("tier", ""),
-            **repeat)
+            client, method, values, folder, task_name=f"{domain}/{folder.name}",
+            config_hash=digest, reference_meta=entry.reference, tier=entry.tier, **repeat)
         # a disguised task's row names the task itself and its disguise (the pairing key)
         row = {**row, "task": folder.name.partition("@")[0],
                "disguise": task_disguise(folder.name),
-               **calibration_columns(entry, regime, method, params, folder,
-                                     f"{domain}/{folder.name}", epoch)}
+               **calibration_columns(entry, params, folder, f"{domain}/{folder.name}", epoch)}
         # written as soon as the episode ends: a killed job keeps every finished transcript
         name = folder.name + (f".e{epoch}" if epoch else "")
         # atomically: a transcript on disk is a whole one (it ends with its row)
@@ -196,27 +185,28 @@ async def _run(config: dict, regime: str, model: str, method: str,
         return rows
 
     # batch mode (a regime whose calls do not wait on each other's answers): in waves
-    rows = await in_waves(client, Batching.of(entry) if get(regime).batch else None, everything)
+    rows = await in_waves(client, Batching.of(entry.to_dict()) if get(regime).batch else None,
+                          everything)
     if alarm.armed and not alarm.called and alarm.episodes:
         # rung after the first K episodes, or at the end of a shard smaller than K
         raise DeadTools(alarm.message(progress.label))
     return rows
 
 
-def calibration_columns(entry: dict, regime: str, method: str, params: dict, folder: Path,
-                        task_name: str, epoch: int) -> dict:
+def calibration_columns(entry: ModelEntry, params: MethodParams, folder: Path, task_name: str,
+                        epoch: int) -> dict:
     """The responsive calibrator's rows carry what the episode should score, computed on
     the hidden model apart from the pipeline (`reference/expected.py`): the expectation
     over its draws, the score under the draws it made, and which judge computed them
     (other rows: nothing)."""
-    if entry["model"] != "reference/responsive":
+    if entry.model != "reference/responsive":
         return {}
     from planaudit.reference.expected import expectation, resolve
 
     meta = {"task_dir": str(folder), "task": task_name, "sample": epoch,
-            **(reference_meta(entry) or {})}
+            **(entry.reference or {})}
     witness = resolve("auto")  # VAL where installed: the row says which judged
-    found = expectation(meta, regime, method, params, witness=witness)
+    found = expectation(meta, params.regime, params.method, params.to_dict(), witness=witness)
     expected, predicted = found if found is not None else (None, None)
     return {"calibration_expected": expected, "calibration_predicted": predicted,
             "calibration_witness": witness if found is not None else None}
@@ -227,18 +217,18 @@ def task_disguise(folder_name: str) -> str:
     return folder_name.partition("@")[2] or "none"
 
 
-def selected_folders(config: dict, suite_dir: Path) -> list[Path]:
-    """The prepared task folders the config's episodes run on: every one under each
-    disguise, or with `suite.tasks` exactly the selected tasks (checked against the suite
-    as at DAG build; a selected task not prepared yet is an error, not a smaller bill)."""
-    suite = config.get("suite") or {}
+def selected_folders(suite: Mapping, suite_dir: Path) -> list[Path]:
+    """The prepared task folders the config's episodes run on (`suite` its suite section):
+    every one under each disguise, or with `suite.tasks` exactly the selected tasks (checked
+    against the suite as at DAG build; a selected task not prepared yet is an error, not a
+    smaller bill)."""
     disguises = suite.get("disguise") or ["none"]
     selection = suite.get("tasks")
     folders = sorted(p.parent for p in suite_dir.glob("*/*/brief.json")  # <task>@<disguise>
                      if (p.parent.name.partition("@")[2] or "none") in disguises)
     if selection is None:
         return folders
-    _, chosen = selected_suite(suite)
+    _, chosen = selected_suite(dict(suite))
     wanted = sorted(suite_dir / e.domain / (e.id if d == "none" else f"{e.id}@{d}")
                     for e in chosen for d in disguises)
     if missing := [w for w in wanted if w not in set(folders)]:
@@ -274,21 +264,23 @@ def _path(template: str | Path, domain: str) -> Path:
     return Path(str(template).replace("{domain}", domain))
 
 
-def run_shard(config: dict, regime: str, model: str, method: str, domains: str | list[str],
-              suite_dir: Path, out: str | Path, transcripts: str | Path,
-              progress_every: float = 15.0, setting: str | None = None,
+def run_shard(experiment: Experiment, entry: ModelEntry, params: MethodParams,
+              domains: str | list[str], suite_dir: Path, out: str | Path,
+              transcripts: str | Path, progress_every: float = 15.0,
               disguises: tuple[str, ...] = ("none",)) -> dict[str, pl.DataFrame]:
-    """One job: a model under one method on every task of `domains`, in one process and
-    one pool of calls (so the model's concurrency cap holds across domains); tasks under
-    each of `disguises` (`<task>@<disguise>` folders, rows with a `disguise` column). `out`
-    and `transcripts` may hold `{domain}`; each domain's rows go to their own Parquet file.
-    Online, `setting` names the plan setting and every episode runs `online.epochs` times.
-    `suite.tasks` in `config` (the workflow passes the selected ids) leaves the rest of
-    the prepared tasks out."""
+    """One job: a model under one method (`params`: its regime, online its plan setting) on
+    every task of `domains`, in one process and one pool of calls (so the model's
+    concurrency cap holds across domains); tasks under each of `disguises`
+    (`<task>@<disguise>` folders, rows with a `disguise` column). `out` and `transcripts`
+    may hold `{domain}`; each domain's rows go to their own Parquet file. Online, every
+    episode runs `online.epochs` times. The experiment's `suite.tasks` (the workflow
+    passes the selected ids) leaves the rest of the prepared tasks out."""
+    regime, method, setting = params.regime, params.method, params.setting
     domains = [domains] if isinstance(domains, str) else list(domains)
     if len(domains) > 1 and "{domain}" not in str(out):
         raise ValueError("several domains need {domain} in the output path")
-    selection = (config.get("suite") or {}).get("tasks")
+    selection = experiment.tasks
+    section = experiment.section(regime)
     tasks = []
     for domain in domains:
         folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json")
@@ -298,16 +290,15 @@ def run_shard(config: dict, regime: str, model: str, method: str, domains: str |
             raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks"
                                     + (" selected by suite.tasks" if selection else "")
                                     + " (run the suite rules)")
-        repeats = epochs(config) if regime == "online" else 1
+        repeats = section.epochs if regime == "online" else 1
         tasks += [(domain, f, e) for f in folders for e in range(repeats)]
-    require_witness(method_params(config, regime, method, setting))
-    cache_dir = config.get("cache", ".cache/planaudit")
-    Cache(cache_dir).require_writable()  # before any request: a reply must have a home
-    label = f"{regime}/{model}/{method}" + (f"/{setting}" if setting else "")
+    require_witness(params)
+    Cache(experiment.cache).require_writable()  # before any request: a reply must have a home
+    label = f"{regime}/{entry.name}/{method}" + (f"/{setting}" if setting else "")
     progress = Progress(label, len(tasks), progress_every)
-    rows = asyncio.run(_run(config, regime, model, method, tasks,
-                            {d: _path(transcripts, d) for d in domains}, cache_dir, progress,
-                            setting))
+    alarm = ToolAlarm(entry, params, section.dead_tools_after)
+    rows = asyncio.run(_run(entry, params, tasks, {d: _path(transcripts, d) for d in domains},
+                            experiment.cache, progress, alarm))
     progress.finish()
     if all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
@@ -356,13 +347,13 @@ def cmd_shard(args) -> int:
     from planaudit.formal.witness import WitnessUnavailable
     from planaudit.llm.preflight import require_models
 
-    config = json.loads(args.spec) if args.spec else read_config(args)
+    experiment = Experiment.from_dict(json.loads(args.spec) if args.spec else read_config(args))
     try:
-        require_models([model_entry(config, args.model)])
-        frames = run_shard(config, args.regime, args.model, args.method, args.domain,
-                           Path(args.suite), args.out, args.transcripts,
-                           setting=getattr(args, "setting", None),
-                           disguises=tuple(args.disguise or ("none",)))
+        entry = experiment.model(args.model)
+        params = experiment.method(args.regime, args.method, getattr(args, "setting", None))
+        require_models([entry.to_dict()])
+        frames = run_shard(experiment, entry, params, args.domain, Path(args.suite), args.out,
+                           args.transcripts, disguises=tuple(args.disguise or ("none",)))
     except (ConfigError, FileNotFoundError, ValueError) as e:
         raise InputError(str(e)) from None
     except WitnessUnavailable as e:

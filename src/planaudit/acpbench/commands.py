@@ -106,14 +106,15 @@ def cmd_shard(args) -> int:
     from planaudit.acpbench.shard import AcpbenchShardFailed, run_acpbench_shard
     from planaudit.commandline import read_config
     from planaudit.curriculum.world import CurriculumError
-    from planaudit.experiment import ConfigError, model_entry
+    from planaudit.experiment import ConfigError, Experiment
     from planaudit.llm.batch import BatchFailed
     from planaudit.llm.preflight import require_models
 
-    config = json.loads(args.spec) if args.spec else read_config(args)
+    experiment = Experiment.from_dict(json.loads(args.spec) if args.spec else read_config(args))
     try:
-        require_models([model_entry(config, args.model)])
-        frame, skipped = run_acpbench_shard(config, args.model, args.qtype, Path(args.suite),
+        entry = experiment.model(args.model)
+        require_models([entry.to_dict()])
+        frame, skipped = run_acpbench_shard(experiment, entry, args.qtype, Path(args.suite),
                                             args.out, args.transcripts)
     except (ConfigError, QuestionError, CurriculumError, ItemsError, FileNotFoundError,
             ValueError) as e:

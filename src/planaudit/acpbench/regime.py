@@ -8,6 +8,7 @@ from pathlib import Path
 from planaudit.acpbench.commands import add_parser
 from planaudit.acpbench.files import entry_key
 from planaudit.acpbench.shard import job_questions
+from planaudit.experiment import Experiment, ModelEntry
 from planaudit.regime import Estimated, Jobs, Regime, Workflow, register
 from planaudit.suite.catalog import run_domains
 
@@ -50,14 +51,14 @@ def jobs(view: Workflow) -> Jobs:
                 spec=lambda entry, qtype: view.spec(entry, "acpbench", spec), args=args)
 
 
-def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
+def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tokens: dict,
              counter) -> list[Estimated]:
     """One call per question, its prompt as generated, the reply assumed."""
-    section = config.get("acpbench") or {}
+    section = experiment.section("acpbench").written
     if not section.get("types"):
         return []
-    section = {**section, "domains": section.get("domains") or run_domains(config, suite_dir)}
-    selection = (config.get("suite") or {}).get("tasks")
+    selection = experiment.tasks
+    section = {**section, "domains": section.get("domains") or run_domains(selection, suite_dir)}
     rows = []
     for qtype in section["types"]:
         found = job_questions(section, qtype, suite_dir, selection)

@@ -22,7 +22,7 @@ from planaudit.acpbench.files import entry_key, item_questions
 from planaudit.acpbench.generate import Skipped, questions
 from planaudit.acpbench.questions import FORMS, TYPES, Question, QuestionError
 from planaudit.acpbench.score import Judgement, judge
-from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
+from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
@@ -89,14 +89,13 @@ def make_row(q: Question, j: Judgement | None, call, base: dict, error: str | No
     return row
 
 
-async def _run(config: dict, model: str, qtype: str, work: list[Question], transcripts: Path,
-               cfg: dict) -> list[dict]:
-    entry = model_entry(config, model)
-    client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
-    ref = reference_meta(entry)
+async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[Question],
+               transcripts: Path, cfg: dict) -> list[dict]:
+    client = Client(entry.client(), Cache(cache))
+    ref = entry.reference
     digest = shard_hash(entry, f"acpbench:{qtype}", cfg)
     base = {"regime": "acpbench", "model": client.cfg.name,
-            "model_tier": entry.get("tier", "") or client.cfg.tier,
+            "model_tier": entry.tier or client.cfg.tier,
             "reference": client.cfg.model.startswith("reference/"),
             "config_hash": digest, "code_version": __version__}
 
@@ -133,23 +132,23 @@ async def _run(config: dict, model: str, qtype: str, work: list[Question], trans
                                                            len(work)) or 1)))
         return rows
 
-    return await in_waves(client, Batching.of(entry), everything)  # batch mode: in waves
+    return await in_waves(client, Batching.of(entry.to_dict()), everything)  # batch mode: in waves
 
 
-def run_acpbench_shard(config: dict, model: str, qtype: str, suite_dir: Path, out: str,
-                       transcripts: str) -> tuple[pl.DataFrame, Skipped]:
-    """One job: `model` on question type `qtype` over the section's domains and forms;
-    suite domains' questions among the tasks `suite.tasks` selects."""
-    section = config.get("acpbench") or {}
+def run_acpbench_shard(experiment: Experiment, entry: ModelEntry, qtype: str, suite_dir: Path,
+                       out: str, transcripts: str) -> tuple[pl.DataFrame, Skipped]:
+    """One job: the model `entry` on question type `qtype` over the section's domains and
+    forms; suite domains' questions among the tasks `suite.tasks` selects."""
+    section = experiment.section("acpbench").written
     cfg = settings(section)
     skipped = Skipped()
-    work = job_questions(section, qtype, Path(suite_dir), (config.get("suite") or {}).get("tasks"),
-                         skipped)
-    Cache(config.get("cache", ".cache/planaudit")).require_writable()  # before any request
-    rows = asyncio.run(_run(config, model, qtype, work, Path(transcripts), cfg)) if work else []
+    work = job_questions(section, qtype, Path(suite_dir), experiment.tasks, skipped)
+    Cache(experiment.cache).require_writable()  # before any request
+    rows = (asyncio.run(_run(entry, experiment.cache, qtype, work, Path(transcripts), cfg))
+            if work else [])
     if rows and all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
-        raise AcpbenchShardFailed(f"acpbench/{model}/{qtype}: all {len(rows)} questions ended "
+        raise AcpbenchShardFailed(f"acpbench/{entry.name}/{qtype}: all {len(rows)} questions ended "
                                   f"in error: {'; '.join(reasons[:3])}")
     frame = pl.DataFrame(rows, infer_schema_length=None)
     atomic.write_parquet(frame, Path(out))

@@ -19,14 +19,15 @@ def cmd_curriculum_shard(args) -> int:
     from planaudit.commandline import read_config
     from planaudit.curriculum.shard import CurriculumShardFailed, run_curriculum_shard
     from planaudit.curriculum.world import CurriculumError
-    from planaudit.experiment import ConfigError, model_entry
+    from planaudit.experiment import ConfigError, Experiment
     from planaudit.llm.batch import BatchFailed
     from planaudit.llm.preflight import require_models
 
-    config = json.loads(args.spec) if args.spec else read_config(args)
+    experiment = Experiment.from_dict(json.loads(args.spec) if args.spec else read_config(args))
     try:
-        require_models([model_entry(config, args.model)])
-        frames = run_curriculum_shard(config, args.model, args.test, args.domain,
+        entry = experiment.model(args.model)
+        require_models([entry.to_dict()])
+        frames = run_curriculum_shard(experiment, entry, args.test, args.domain,
                                       Path(args.suite), args.out, args.transcripts)
     except (ConfigError, CurriculumError, FileNotFoundError, ValueError) as e:
         raise _input_error(str(e)) from None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from planaudit.curriculum.commands import add_curriculum_parser
 from planaudit.curriculum.shard import domain_cases, domain_key, settings
+from planaudit.experiment import Experiment, ModelEntry
 from planaudit.regime import Estimated, Jobs, Regime, Workflow, register
 from planaudit.suite.catalog import run_domains
 
@@ -53,12 +54,12 @@ def jobs(view: Workflow) -> Jobs:
         args=args)
 
 
-def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
+def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tokens: dict,
              counter) -> list[Estimated]:
     """One call per case, its prompt as generated, the reply assumed."""
-    section = config.get("curriculum") or {}
-    selection = (config.get("suite") or {}).get("tasks")
-    entries = section.get("domains") or run_domains(config, suite_dir)
+    section = experiment.section("curriculum").written
+    selection = experiment.tasks
+    entries = section.get("domains") or run_domains(selection, suite_dir)
     rows = []
     for test in section.get("tests") or []:
         found = [c for e in entries

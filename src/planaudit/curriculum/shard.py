@@ -21,7 +21,7 @@ import polars as pl
 
 from planaudit import __version__, atomic
 from planaudit.curriculum.world import CurriculumError
-from planaudit.experiment import model_config, model_entry, reference_meta, shard_hash
+from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client
@@ -130,16 +130,15 @@ def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str |
     return row
 
 
-async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, object]],
+async def _run(entry: ModelEntry, cache: str, test: str, work: list[tuple[str, Case, object]],
                transcripts: dict[str, Path], cfg: dict) -> list[dict]:
-    entry = model_entry(config, model)
-    client = Client(model_config(entry), Cache(config.get("cache", ".cache/planaudit")))
-    ref = reference_meta(entry)
+    client = Client(entry.client(), Cache(cache))
+    ref = entry.reference
     digest = shard_hash(entry, test, cfg)
     for folder in transcripts.values():
         folder.mkdir(parents=True, exist_ok=True)
     base_of = {"regime": "curriculum", "model": client.cfg.name,
-               "model_tier": entry.get("tier", "") or client.cfg.tier,
+               "model_tier": entry.tier or client.cfg.tier,
                "reference": client.cfg.model.startswith("reference/"),
                "config_hash": digest, "code_version": __version__}
 
@@ -174,17 +173,18 @@ async def _run(config: dict, model: str, test: str, work: list[tuple[str, Case, 
                                                            len(work)) or 1)))
         return rows
 
-    return await in_waves(client, Batching.of(entry), everything)  # batch mode: in waves
+    return await in_waves(client, Batching.of(entry.to_dict()), everything)  # batch mode: in waves
 
 
-def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str],
-                         suite_dir: Path, out: str, transcripts: str) -> dict[str, pl.DataFrame]:
-    """One job: `model` on test case `test` over `domains` (keys of `curriculum.domains`
-    entries), suite domains' cases among the tasks `suite.tasks` selects; `out` and
-    `transcripts` hold `{domain}`."""
+def run_curriculum_shard(experiment: Experiment, entry: ModelEntry, test: str,
+                         domains: list[str], suite_dir: Path, out: str,
+                         transcripts: str) -> dict[str, pl.DataFrame]:
+    """One job: the model `entry` on test case `test` over `domains` (keys of
+    `curriculum.domains` entries), suite domains' cases among the tasks `suite.tasks`
+    selects; `out` and `transcripts` hold `{domain}`."""
     if test not in TESTS:
         raise CurriculumError(f"no test case '{test}' (have: {', '.join(TESTS)})")
-    section = config.get("curriculum") or {}
+    section = experiment.section("curriculum").written
     cfg = settings(section, test)
     entries = {domain_key(e): e for e in section.get("domains") or domains}
     work = []
@@ -192,15 +192,14 @@ def run_curriculum_shard(config: dict, model: str, test: str, domains: list[str]
         if key not in entries:
             raise CurriculumError(f"curriculum.domains: no entry for '{key}' (have: "
                                   f"{', '.join(entries)})")
-        found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir),
-                                     (config.get("suite") or {}).get("tasks"))
+        found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir), experiment.tasks)
         work += [(key, c, scorer) for c in found]
     paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains}
-    Cache(config.get("cache", ".cache/planaudit")).require_writable()  # before any request
-    rows = asyncio.run(_run(config, model, test, work, paths, cfg))
+    Cache(experiment.cache).require_writable()  # before any request
+    rows = asyncio.run(_run(entry, experiment.cache, test, work, paths, cfg))
     if rows and all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
-        raise CurriculumShardFailed(f"curriculum/{model}/{test}: all {len(rows)} cases ended in error: "
+        raise CurriculumShardFailed(f"curriculum/{entry.name}/{test}: all {len(rows)} cases ended in error: "
                           f"{'; '.join(reasons[:3])}")
     frames = {}
     for key in domains:

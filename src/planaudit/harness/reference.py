@@ -45,10 +45,10 @@ class ReferenceAPI(ModelAPI):
         if model_name not in VARIANTS:
             raise ValueError(f"planaudit/{model_name}: the reference models are "
                              + ", ".join(f"planaudit/{v}" for v in VARIANTS))
-        from planaudit.experiment import reference_meta
+        from planaudit.experiment import ModelEntry
         from planaudit.harness.suite import reference_entry
 
-        self.meta = reference_meta(reference_entry(model_name)) or {}
+        self.meta = ModelEntry.from_dict(reference_entry(model_name)).reference or {}
 
     def max_connections(self) -> int:
         return 16

@@ -9,7 +9,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from planaudit.experiment import method_params
+from planaudit.experiment import Experiment, ModelEntry
 from planaudit.offline.strategies import STRATEGIES, Context
 from planaudit.regime import Estimated
 from planaudit.shard import selected_folders
@@ -37,18 +37,18 @@ async def count(method: str, params: dict, brief: dict, out_tokens: dict,
     return calls, tin, tout
 
 
-def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
+def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tokens: dict,
              counter) -> list[Estimated]:
-    methods = (config.get("offline") or {}).get("methods") or []
+    methods = experiment.section("offline").methods
     if not methods:
         return []
-    folders = selected_folders(config, suite_dir)
+    folders = selected_folders(experiment.suite, suite_dir)
     if not folders:
         raise FileNotFoundError(f"{suite_dir}: no briefs yet (run `snakemake suite` first)")
     briefs = [json.loads((f / "brief.json").read_text()) for f in folders]
     rows = []
     for method in methods:
-        params = method_params(config, "offline", method)
+        params = experiment.method("offline", method).to_dict()
         calls = tin = tout = 0
         for brief in briefs:
             c, i, o = asyncio.run(count(method, params, brief, out_tokens, counter))

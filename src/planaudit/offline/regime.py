@@ -4,6 +4,7 @@ plan (a strategy per job, `planaudit offline shard`, episodes through `shard.py`
 from __future__ import annotations
 
 from planaudit import shard
+from planaudit.experiment import ModelEntry
 from planaudit.offline.estimate import estimate
 from planaudit.regime import Jobs, Regime, Workflow, register
 
@@ -24,7 +25,7 @@ def jobs(view: Workflow) -> Jobs:
                               lambda method: part(section, method))
 
 
-def episode(entry: dict):
+def episode(entry: ModelEntry):
     from planaudit.offline.run import run_episode
 
     return run_episode

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from planaudit.compliance.settings import PlanSetting
-from planaudit.experiment import epochs, method_params, plan_settings
+from planaudit.experiment import Experiment, ModelEntry
 from planaudit.regime import Estimated
 from planaudit.shard import selected_folders
 
@@ -58,19 +58,19 @@ async def count(method: str, params: dict, folder: Path, out_tokens: dict,
     return calls, tin, tout
 
 
-def estimate(config: dict, entry: dict, suite_dir: Path, out_tokens: dict,
+def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tokens: dict,
              counter) -> list[Estimated]:
-    methods = (config.get("online") or {}).get("methods") or []
-    if not methods:
+    section = experiment.section("online")
+    if not section.methods:
         return []
-    folders = selected_folders(config, suite_dir)
+    folders = selected_folders(experiment.suite, suite_dir)
     if not folders:
         raise FileNotFoundError(f"{suite_dir}: no briefs yet (run `snakemake suite` first)")
-    repeats = epochs(config)
+    repeats = section.epochs
     rows = []
-    for method in methods:
-        for setting in plan_settings(config):
-            params = method_params(config, "online", method, setting)
+    for method in section.methods:
+        for setting in section.plan_settings:
+            params = experiment.method("online", method, setting).to_dict()
             calls = tin = tout = 0
             for folder in folders:
                 c, i, o = asyncio.run(count(method, params, folder, out_tokens, counter))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from planaudit import shard
 from planaudit.compliance.settings import resolve
-from planaudit.experiment import plan_settings
+from planaudit.experiment import ModelEntry, Section
 from planaudit.online.estimate import estimate
 from planaudit.regime import Jobs, Regime, Workflow, register
 
@@ -29,19 +29,19 @@ def part(view: Workflow, section: dict, key: str) -> dict:
 
 def jobs(view: Workflow) -> Jobs:
     section = view.config.get("online", {})
-    settings = plan_settings(view.config)
+    settings = Section.from_dict("online", section).plan_settings
     for name in settings:  # a setting missing from the settings file fails here, named
         resolve(view.config, name)
     keys = [f"{a}/{s}" for a in section.get("methods", []) for s in settings]
     return shard.episode_jobs(view, "online", keys, lambda key: part(view, section, key))
 
 
-def episode(entry: dict):
+def episode(entry: ModelEntry):
     from functools import partial
 
     from planaudit.online.run import run_episode
 
-    return partial(run_episode, protocol=entry.get("tool_protocol", "native"))
+    return partial(run_episode, protocol=entry.tool_protocol)
 
 
 register(Regime(

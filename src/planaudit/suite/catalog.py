@@ -280,10 +280,10 @@ def selected_suite(suite: dict) -> tuple[list[TaskEntry], list[TaskEntry]]:
     return prepared, select_tasks(prepared, patterns, domains)
 
 
-def run_domains(config: dict, suite_dir: Path) -> list[str]:
+def run_domains(selection: Sequence[str] | None, suite_dir: Path) -> list[str]:
     """The prepared suite domains a regime runs on when its section lists none (as the
-    workflow): those `suite.tasks` names, else every domain folder of `suite_dir`."""
-    selection = (config.get("suite") or {}).get("tasks")
+    workflow): those the selection `suite.tasks` names, else every domain folder of
+    `suite_dir`."""
     if selection is not None:
         return list(dict.fromkeys(p.partition("/")[0] for p in selection))
     return sorted(p.name for p in suite_dir.iterdir() if p.is_dir()) if suite_dir.is_dir() else []
