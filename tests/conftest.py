@@ -65,6 +65,14 @@ def snakemake(cfg: Path, *extra: str, timeout: float = 900) -> subprocess.Comple
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def outside_ci_unless_asked(what: str) -> None:
+    """Skip a CI-only test (a SLURM cluster, a model server built from source) outside CI
+    unless PLANAUDIT_CI_TESTS=1 asks for it: as root it would apt-get packages, start
+    daemons or compile for minutes inside a developer's `make test`."""
+    if not (os.environ.get("CI") or os.environ.get("PLANAUDIT_CI_TESTS")):
+        pytest.skip(f"{what} runs in CI only (set PLANAUDIT_CI_TESTS=1 to run it here)")
+
+
 def suite_entries():
     from planaudit.suite.catalog import load_domain_tasks
 
