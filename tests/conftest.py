@@ -14,6 +14,14 @@ DOMAINS = ROOT / "domains"
 DATA = Path(__file__).resolve().parent / "data"
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "planbench"
 SEMANTICS = ROOT.parent / "shared" / "conformance" / "semantics"
+# The files that take longest, longest first (CI's durations before xdist: the SLURM and
+# live-model files there, then the rest): `make test` hands whole files to its workers in
+# collection order (xdist's `--dist loadfile`), so these start first and no long file is
+# left to start while the other worker has nothing more to do.
+SLOW_FILES = ("test_cluster.py", "test_disguise.py", "test_resilience.py", "test_live_model.py",
+              "test_workflow.py", "test_truth.py", "test_task_selection.py",
+              "test_acpbench_questions.py", "test_curriculum.py", "test_harness.py",
+              "test_inspect_log.py")
 SUITE_DOMAINS = ("blocksworld", "gripper", "logistics", "loadbalancing", "hospital")
 # buy costs (price): 100 until one haggles (itself cost 1); the optimum, haggle then buy,
 # costs 2. A cost taken from the initial state, or by ENHSP, gets this task wrong.
@@ -90,3 +98,9 @@ def write(tmp_path):
         return path
 
     return _write
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow files first (SLOW_FILES), every file's own order kept."""
+    rank = {name: i for i, name in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
