@@ -7,6 +7,10 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed
 CORES  ?= all
+# `make test`: pytest-xdist workers (logical: one per CPU the machine shows); each worker
+# takes whole files (loadfile), so a module's fixtures are built once, in the order
+# tests/conftest.py gives (the slow files first)
+TEST_WORKERS ?= logical
 # Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
 EEE    := every-eval-ever==0.3.0
 
@@ -29,7 +33,7 @@ suite: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) suite
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -6,8 +6,9 @@ Every job goes through sbatch (sacct lists one job per job Snakemake ran, under 
 name), the rows equal a local run's row for row (timing aside), a model's concurrency cap
 holds on the cluster, and a rejected submission names what is wrong and loses nothing.
 
-Needs root (the script starts munged, mariadbd, slurmdbd, slurmctld and slurmd). Without a
-cluster it skips saying why, unless CI is set: then failing to bring one up fails.
+Needs root (the script starts munged, mariadbd, slurmdbd, slurmctld and slurmd). It runs in
+CI, or where PLANAUDIT_CI_TESTS=1 asks for it; without a cluster it skips saying why, unless
+CI is set: then failing to bring one up fails.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, outside_ci_unless_asked
 from tests.test_workflow import config, make_suite
 
 BIN = Path(sys.executable).parent
@@ -48,6 +49,7 @@ def _unavailable(reason: str):
 @pytest.fixture(scope="module")
 def cluster():
     """The cluster up for this module; stopped afterwards if this module started it."""
+    outside_ci_unless_asked("the SLURM cluster test")
     if os.geteuid() != 0:
         _unavailable("tests/cluster/slurm.sh needs root to start its daemons")
     if not (shutil.which("apt-get") or shutil.which("slurmctld")):

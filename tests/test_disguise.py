@@ -4,7 +4,11 @@ same truth, the oracle solves it exactly as often, and no transcript names the o
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import shutil
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -97,6 +101,16 @@ def test_the_leak_scan_finds_a_planted_original_name(tmp_path):
 # -- every task under every disguise: truth, the oracle, the leak scan ----------------------
 
 
+def _prove_disguised(entry, folder: Path, disguise: str) -> None:
+    """Prepare one task under a disguise and prove it (make_truth raises on a label or
+    optimum other than claimed); a job of `suite`'s process pool."""
+    from planaudit.formal.truth import Limits
+    from planaudit.suite.records import make_truth
+
+    prepare(entry, folder, entry.domain in OBFUSCATE, 0, disguise=disguise)
+    make_truth(entry, folder, Limits(300_000, 60, 600, external=False))
+
+
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     """All 50 tasks, undisguised and under both disguises, prepared as the suite rules do.
@@ -105,17 +119,21 @@ def suite(tmp_path_factory):
     optimal length). To stay lean (own search costs about 70 s of CPU per variant of the
     50 tasks) the undisguised task is not searched again: its truth record is the
     deceptive one with the plan translated back to the original names, so the oracle's
-    undisguised episodes check that plan on the original model."""
-    from planaudit.formal.truth import Limits
-    from planaudit.suite.records import make_truth
-
+    undisguised episodes check that plan on the original model. The 100 proofs are
+    independent: a process per CPU proves them, the highest task numbers (the largest
+    tasks) first, so the CPU another test leaves idle (a run waiting on a server) is used."""
     base = tmp_path_factory.mktemp("suite")
-    limits = Limits(300_000, 60, 600, external=False)
-    for e in suite_entries():
-        for d in ("deceptive", "randomized"):
-            folder = base / e.domain / f"{e.id}@{d}"
-            prepare(e, folder, e.domain in OBFUSCATE, 0, disguise=d)
-            make_truth(e, folder, limits)  # fails on a label or optimum other than claimed
+    entries = suite_entries()
+    jobs = sorted(((e, d) for e in entries for d in ("deceptive", "randomized")),
+                  key=lambda job: job[0].id, reverse=True)
+    # spawn, not fork: the test process runs threads (xdist's, a fake server's)
+    with ProcessPoolExecutor(len(os.sched_getaffinity(0)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = [pool.submit(_prove_disguised, e, base / e.domain / f"{e.id}@{d}", d)
+                for e, d in jobs]
+        for future in done:
+            future.result()  # a LabelError of any task fails the fixture, naming it
+    for e in entries:
         folder = base / e.domain / e.id
         prepare(e, folder, e.domain in OBFUSCATE, 0)
         disguised = base / e.domain / f"{e.id}@deceptive"

@@ -10,8 +10,9 @@ call's token counts are the ones the server itself returned: a recording proxy s
 between the workflow and the server (the model entry's api_base points at it).
 
 The server venv is built by `local/server.sh install` (seconds once built; about 6 min
-from source the first time). When it cannot be built or started, the test skips saying
-why, unless CI is set: then it fails.
+from source the first time). It runs in CI, or where PLANAUDIT_CI_TESTS=1 asks for it; when
+the server cannot be built or started, the test skips saying why, unless CI is set: then it
+fails.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import polars as pl
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, outside_ci_unless_asked
 
 BIN = Path(sys.executable).parent
 SCRIPT = ROOT / "local" / "server.sh"
@@ -59,6 +60,7 @@ def _unavailable(reason: str):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The real server for this module, stopped afterwards (the context manager's job)."""
+    outside_ci_unless_asked("the live model test")
     from planaudit.llm.server import ServerError, local_server
 
     start = time.monotonic()
