@@ -1,7 +1,7 @@
 # Analysis: every episode shard -> results/episodes.parquet -> the tables in
 # results/report/. Both rules are thin shells over `planaudit collect` and
 # `planaudit tables`; rerunning them alone changes no number (seeded bootstrap).
-from planaudit.analysis.tables import FORMATS, table_names
+from planaudit.analysis.outputs import FORMATS, table_names
 
 EPISODES = f"{RESULTS}/episodes.parquet"
 TABLE_FILES = [f"{RESULTS}/report/{t}.{ext}" for t in table_names() for ext in FORMATS]

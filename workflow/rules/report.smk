@@ -6,7 +6,7 @@
 # captions are ../report/table-<name>.rst, for the csv outputs of the tables rule.
 import json
 
-from planaudit.analysis.figures import ACPBENCH_FIGURES, FIGURES
+from planaudit.analysis.outputs import ACPBENCH_FIGURES, FIGURES
 
 # ACPBench's figures are written only from ACPBench rows: outputs when the config runs it
 DRAWN = list(FIGURES) + (list(ACPBENCH_FIGURES) if SHARDS.get("acpbench") else [])

@@ -9,15 +9,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from planaudit.analysis.outputs import ACPBENCH_FIGURES, FIGURES  # noqa: F401  (re-exported)
 from planaudit.analysis.rows import OK as COUNTED
 from planaudit.analysis.tables import acpbench_rows, main_rows
 
-# drawn from the offline and online rows (`tables.main_rows`), always written
-FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",
-           "calibrator")
-# drawn from the ACPBench rows, and written only when the rows hold some (the workflow
-# declares them when the config runs ACPBench), so the other figures never change
-ACPBENCH_FIGURES = ("acpbench",)
 CAPTIONS = {
     "acpbench": "ACPBench's atomic questions, one panel per model: the share of questions "
                 "answered correctly per question type (app applicable actions, val "

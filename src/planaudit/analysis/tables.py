@@ -26,6 +26,7 @@ import polars as pl
 from planaudit import atomic
 from planaudit.acpbench.questions import FORMS as ACPBENCH_FORMS
 from planaudit.acpbench.questions import TYPES as ACPBENCH_TYPES
+from planaudit.analysis.outputs import FORMATS, TABLES, table_names  # noqa: F401
 from planaudit.analysis.responsive import calibrator_table
 from planaudit.analysis.rows import ACPBENCH, MAIN_REGIMES, OK, REFERENCE_SUFFIX, SCORE
 from planaudit.analysis.stats import (
@@ -37,10 +38,6 @@ from planaudit.analysis.stats import (
 from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
 
-TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
-           "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
-           "curriculum", "acpbench", "disguise", "calibrator")
-FORMATS = ("csv", "md", "tex")
 BASELINES = {"offline": "direct", "online": "react"}
 CONFIG = ["regime", "model", "method"]
 PAIR = ["domain", "task"]
@@ -644,14 +641,6 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "calibrator": calibrator,
         **regime_tables(everything, seed, n_resamples),
     }
-
-
-def table_names() -> list[str]:
-    """Every table the tables stage writes: TABLES, then each regime's own
-    (`Regime.tables`)."""
-    from planaudit.regime import regimes
-
-    return [*TABLES, *(name for r in regimes().values() for name in r.tables)]
 
 
 def regime_tables(ep: pl.DataFrame, seed: int, n_resamples: int) -> dict[str, pl.DataFrame]:

@@ -1,0 +1,27 @@
+"""The names of the analysis stage's outputs: its tables, their formats and its figures.
+
+The workflow reads these when it parses the Snakefile, which it does at every start (a
+local run, a dry run, every cluster job's own start), so this module imports neither
+polars nor matplotlib: importing the tables or the figures for their names cost one to
+three seconds each time."""
+
+from __future__ import annotations
+
+TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
+          "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
+          "curriculum", "acpbench", "disguise", "calibrator")
+FORMATS = ("csv", "md", "tex")
+# drawn from the offline and online rows (`tables.main_rows`), always written
+FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",
+           "calibrator")
+# drawn from the ACPBench rows, and written only when the rows hold some (the workflow
+# declares them when the config runs ACPBench), so the other figures never change
+ACPBENCH_FIGURES = ("acpbench",)
+
+
+def table_names() -> list[str]:
+    """Every table the tables stage writes: TABLES, then each regime's own
+    (`Regime.tables`)."""
+    from planaudit.regime import regimes
+
+    return [*TABLES, *(name for r in regimes().values() for name in r.tables)]
