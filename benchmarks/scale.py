@@ -81,10 +81,10 @@ def rows_of(models: int, tasks: int, epochs: int) -> int:
 
 def matrix(n: int) -> tuple[int, int, int]:
     """(models, tasks per domain, epochs) for about n rows: the fixed ladder of the
-    default sizes (10^6 = 100 models x 22 tasks a domain x 2 epochs), else models grown
+    default sizes (10^6 = 100 models x 25 tasks a domain x 2 epochs), else models grown
     on 20 tasks a domain, then epochs past 100 models."""
     ladder = {1_000: (1, 4, 1), 10_000: (4, 10, 1), 100_000: (20, 20, 1),
-              1_000_000: (100, 22, 2)}
+              1_000_000: (100, 25, 2)}
     if n in ladder:
         return ladder[n]
     epochs = 1
@@ -342,12 +342,13 @@ def run_stages(shards: list[Path], work: Path, stages: list[str], episodes: Path
     figures = report / "figures"
     if episodes is None:
         episodes = work / "episodes.parquet"
-        listing = work / "shards.txt"
-        listing.write_text("\n".join(map(str, shards)))
+        listing = work / "episodes.shards"
+        listing.write_text("".join(f"{s}\n" for s in shards))
         if "collect" in stages or not episodes.is_file():
-            # the shard paths go on the command line, as the rule passes them
+            # the shard paths go in a file, as the rule passes them (analysis.smk)
             out["collect"] = measure([PLANAUDIT, "collect", "--schema", str(SCHEMA), "--out",
-                                      str(episodes), *map(str, shards)], work / "collect.log")
+                                      str(episodes), "--shards-from", str(listing)],
+                                     work / "collect.log")
     common = ["--seed", seed, "--bootstrap", bootstrap, "--alpha", alpha]
     if "tables" in stages:
         out["tables"] = measure([PLANAUDIT, "tables", "--episodes", str(episodes), "--out",
