@@ -552,7 +552,7 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         rows = pl.scan_parquet(args.episodes).select(pl.len()).collect().item()
         result["real"] = {"rows": rows, "stages": run_stages(
-            [], work, ["tables", "figures", "report"], episodes=Path(args.episodes))}
+            [], work, ["tables", "figures", "report"], episodes=Path(args.episodes).resolve())}
     if args.dag:
         result["dag"] = run_dag(base, args.dag_models)
     result["load_end"] = os.getloadavg()
