@@ -311,7 +311,9 @@ def measure(cmd: list[str], log: Path, cwd: Path | None = None) -> dict:
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{text[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    peak = after.ru_maxrss / 1024  # the largest child so far: a floor without time -v
+    # without time -v: the largest child so far, which may be this process's own peak (a
+    # child started by vfork keeps it across exec), so a ceiling
+    peak = after.ru_maxrss / 1024
     if TIME_V:
         found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
         if found:
@@ -392,7 +394,9 @@ t = time.perf_counter(); c = time.process_time()
 missing = sum(cache.get(k[::-1]) is None for k in keys[: n // 10])
 miss = (time.perf_counter() - t, time.process_time() - c)
 assert hits == n and missing == n // 10
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: a child started by vfork keeps its parent's peak across exec
+peak = next(int(line.split()[1]) for line in open("/proc/self/status")
+            if line.startswith("VmHWM:")) / 1024
 print(json.dumps({{"put": put, "get": get, "miss": miss, "peak_mb": peak}}))
 """
 
