@@ -12,7 +12,7 @@ ANALYSIS = config.get("analysis", {})
 
 # The shards' paths go to collect in a file, not on its command line: Snakemake runs a
 # shell command as one argument of `bash -c`, which Linux caps at 128 KB (MAX_ARG_STRLEN),
-# some 1,700 shard paths (about 20 models x 12 methods x 7 plan settings x 5 domains).
+# some 1,700 shard paths (12 models of the default matrix, 143 shards each).
 SHARD_LIST = f"{RESULTS}/episodes.shards"
 
 
