@@ -317,3 +317,38 @@ def test_an_unpriced_model_is_never_drawn_as_free():
     assert "unpriced" in texts(figures.draw("outcomes", unpriced))
     assert f"not drawn, no known price: {model}" in texts(figures.draw("success_cost", unpriced))
     assert "no known price" not in texts(figures.draw("success_cost", frame))
+
+
+def test_a_large_table_shows_its_first_rows_and_columns_and_links_the_csv(tmp_path, monkeypatch):
+    """Past MAX_ROWS rows or MAX_COLUMNS columns the page shows the first ones and says how
+    many there are, linking to the whole csv (a page of 10^6 episodes stays readable)."""
+    from planaudit.analysis import report
+
+    monkeypatch.setattr(report, "MAX_ROWS", 3)
+    monkeypatch.setattr(report, "MAX_COLUMNS", 2)
+    path = tmp_path / "tables" / "wide.csv"
+    path.parent.mkdir()
+    pl.DataFrame({"a": range(5), "b": range(5), "c": range(5)}).write_csv(path)
+    page = report.render_table(path, set(), tmp_path / "page" / "index.html")
+    assert page.count("<tr>") == 1 + 3  # the header and three rows
+    assert "<th>c</th>" not in page
+    assert "the first 3 of 5 rows and 2 of 3 columns" in page
+    assert '<a href="../tables/wide.csv">wide.csv</a>' in page
+    small = tmp_path / "tables" / "small.csv"
+    pl.DataFrame({"a": [1, 2]}).write_csv(small)
+    assert "Showing" not in report.render_table(small, set(), tmp_path / "index.html")
+
+
+def test_figures_past_their_configurations_draw_the_first_models_and_say_so():
+    rows = pl.DataFrame({"model": ["m1"] * 3 + ["m2"] * 3 + ["m3"] * 2,
+                         "regime": ["offline"] * 8,
+                         "method": ["a", "b", "c", "a", "b", "c", "a", "b"]})
+    shown, cut = figures.first_models(rows, 6)
+    assert shown["model"].unique().sort().to_list() == ["m1", "m2"]
+    assert "the first 2 of 3 models drawn (6 of 8 configurations" in cut
+    same, none = figures.first_models(rows, 8)
+    assert same.equals(rows) and none == ""
+    one, _ = figures.first_models(rows, 1)  # a model larger than the cap is still drawn
+    assert one["model"].unique().to_list() == ["m1"]
+    panels, cut = figures.first_models(rows, 2, by_model=True)
+    assert panels["model"].unique().sort().to_list() == ["m1", "m2"] and "2 of 3 models" in cut

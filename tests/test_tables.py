@@ -223,6 +223,28 @@ def test_collect_rejects_a_bad_row_naming_file_and_column(episodes, tmp_path):
         collect([shards[0], shards[0]], load_schema(default_schema()))
 
 
+def test_collect_checks_valid_shards_by_distinct_values(episodes, tmp_path, monkeypatch):
+    """Valid shards are decided column by column (no row-by-row check); a bad value among
+    shards of one set of column types still sends that group row by row, and the first
+    bad shard in order is the one named."""
+    import planaudit.analysis.collect as collect_module
+
+    shards = write_shards(episodes, tmp_path / "episodes")
+    checked: list[Path] = []
+    row_by_row = collect_module.check_shard
+    monkeypatch.setattr(collect_module, "check_shard",
+                        lambda frame, shard, v: (checked.append(shard), row_by_row(frame, shard, v)))
+    collect(shards, load_schema(default_schema()))
+    assert checked == []
+    offline = [s for s in shards if "/offline/" in str(s)]
+    for bad in offline[1:3]:
+        frame = pl.read_parquet(bad)
+        frame.with_columns(pl.lit("lost").alias("outcome")).write_parquet(bad)
+    with pytest.raises(CollectError, match=rf"{re.escape(str(offline[1]))}: row 0 .*'outcome'"):
+        collect(shards, load_schema(default_schema()))
+    assert offline[1] in checked and offline[2] not in checked
+
+
 def test_cli_collect_tables_power(episodes, tmp_path, capsys):
     shards = [str(p) for p in write_shards(episodes, tmp_path / "episodes")]
     out = tmp_path / "episodes.parquet"

@@ -217,7 +217,8 @@ def test_every_regime_and_the_estimate_run_exactly_the_selection_and_a_wider_one
     stats = dry.stdout.split("Job stats:")[1].split("\n\n")[0]
     jobs = dict(re.findall(r"^(\w[\w-]*)\s+(\d+)$", stats, re.M))
     assert jobs == {"offline_oracle": "1", "online_oracle": "1", "curriculum_oracle": "2",
-                    "acpbench_oracle": "2", "collect": "1", "total": "7"}, stats
+                    "acpbench_oracle": "2", "shard_list": "1", "collect": "1",
+                    "total": "8"}, stats
     proc = _snakemake(wider, str(results / "episodes.parquet"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = _rows(results)

@@ -10,9 +10,28 @@ ROW_SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "row.schema
 ANALYSIS = config.get("analysis", {})
 
 
+# The shards' paths go to collect in a file, not on its command line: Snakemake runs a
+# shell command as one argument of `bash -c`, which Linux caps at 128 KB (MAX_ARG_STRLEN),
+# some 1,700 shard paths (12 models of the default matrix, 143 shards each).
+SHARD_LIST = f"{RESULTS}/episodes.shards"
+
+
+rule shard_list:
+    input:
+        REGIME_SHARDS,
+    output:
+        SHARD_LIST,
+    localrule: True
+    run:
+        from planaudit import atomic
+
+        atomic.write_text(Path(output[0]), "".join(f"{f}\n" for f in input))
+
+
 rule collect:
     input:
         shards=REGIME_SHARDS,
+        listing=SHARD_LIST,
         schema=ROW_SCHEMA,
     output:
         EPISODES,
@@ -23,8 +42,8 @@ rule collect:
     conda:
         "../../envs/planaudit.yaml"
     shell:
-        "planaudit collect --schema {input.schema} --out {output} {input.shards} 2> {log} "
-        "|| (tail -n 20 {log} >&2; exit 1)"
+        "planaudit collect --schema {input.schema} --out {output} --shards-from {input.listing} "
+        "2> {log} || (tail -n 20 {log} >&2; exit 1)"
 
 
 rule tables:

@@ -21,6 +21,9 @@ from planaudit.commandline import (
 def add_parser(sub: argparse._SubParsersAction) -> None:
     co = sub.add_parser("collect", help="every episode shard into one Parquet file, rows checked")
     co.add_argument("shards", nargs="*", metavar="SHARD", help="episode shards (.parquet)")
+    co.add_argument("--shards-from", metavar="FILE",
+                    help="also the shards listed in FILE, one path a line (the workflow's "
+                         "way: thousands of paths overflow a command line)")
     co.add_argument("--out", required=True, help="the collected episodes (.parquet)")
     co.add_argument("--schema", help="the row schema (default: workflow/schemas/row.schema.yaml "
                                      "of this repository)")
@@ -93,13 +96,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_collect(args) -> int:
     from planaudit.analysis.collect import CollectError, collect, default_schema, load_schema, write
 
+    shards = [Path(s) for s in args.shards]
+    if args.shards_from:
+        try:
+            listed = Path(args.shards_from).read_text().splitlines()
+        except OSError as e:
+            raise InputError(f"--shards-from {args.shards_from}: {e.strerror or e}") from None
+        shards += [Path(line) for line in listed if line.strip()]
     try:
         schema = load_schema(Path(args.schema) if args.schema else default_schema())
-        frame = collect([Path(s) for s in args.shards], schema)
+        frame = collect(shards, schema)
     except CollectError as e:
         raise InputError(str(e)) from None
     write(frame, Path(args.out))
-    print(f"collect: {frame.height} episodes from {len(args.shards)} shard(s) into {args.out}",
+    print(f"collect: {frame.height} episodes from {len(shards)} shard(s) into {args.out}",
           file=sys.stderr)
     return EXIT_OK
 

@@ -630,9 +630,16 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
     written = []
     main = main_rows(frame)  # the offline and online rows: ACPBench's are drawn apart
     folded = fold_settings(main)  # configurations as the tables name them (react+standard)
+    shown, cut = first_models(folded, MAX_CONFIGS)
+    if cut and notes is not None:
+        notes.append(f"configurations: {cut}")
     for name in FIGURES:
+        # phase_flow bounds its own panels; the calibrator draws reference/responsive only
+        rows = main if name in ("phase_flow", "calibrator") else shown
         try:
-            fig = draw(name, main if name in ("phase_flow", "calibrator") else folded, analysis)
+            fig = draw(name, rows, analysis)
+            if cut and rows is shown:
+                _stamp(fig, cut)
         except NotDrawable as e:
             if notes is not None:
                 notes.append(f"{name}: not drawn ({e})")
@@ -640,15 +647,60 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
         written += save(fig, outdir, name)
     acp = acpbench_rows(frame)
     if acpbench or (acpbench is None and not acp.is_empty()):
+        acp_shown, acp_cut = first_models(acp, MAX_ACPBENCH_MODELS, by_model=True)
         for name in ACPBENCH_FIGURES:
             try:
-                fig = draw(name, acp, analysis)
+                fig = draw(name, acp_shown, analysis)
+                if acp_cut:
+                    _stamp(fig, acp_cut)
             except NotDrawable as e:  # no question posed, or every one an error
                 if notes is not None:
                     notes.append(f"{name}: not drawn ({e})")
                 fig = placeholder(name, str(e))
             written += save(fig, outdir, name)
     return written
+
+
+# A figure draws a bar, a row or a column per configuration (and online_offline a group per
+# model), so its size grows with them: 4,200 configurations (100 models x 7 strategies and
+# 5 architectures x 7 plan settings) would make figures hundreds of inches long, past what
+# Agg can render (2^16 pixels a side) and what anyone can read. Past MAX_CONFIGS the
+# figures draw the first models (in the order the rows name them) whose configurations fit,
+# and say so on the figure; every configuration stays in the tables.
+MAX_CONFIGS = 120
+MAX_ACPBENCH_MODELS = 12  # a panel each
+
+
+def first_models(frame: pl.DataFrame, limit: int, by_model: bool = False
+                 ) -> tuple[pl.DataFrame, str]:
+    """The rows of the first models whose configurations (models, with `by_model`) number
+    at most `limit` (always at least one model), and a sentence saying what was left out;
+    the rows themselves and an empty sentence when everything fits."""
+    if frame.is_empty():
+        return frame, ""
+    configs = frame.select("model", "regime", "method").unique(maintain_order=True)
+    per_model = configs.group_by("model", maintain_order=True).len()
+    total = per_model["len"].sum() if not by_model else per_model.height
+    if total <= limit:
+        return frame, ""
+    counts = [1] * per_model.height if by_model else per_model["len"].to_list()
+    kept, running = 0, 0
+    for n in counts:
+        if kept and running + n > limit:
+            break
+        kept, running = kept + 1, running + n
+    models = per_model["model"][:kept]
+    what = "models" if by_model else "configurations"
+    shown = running if not by_model else kept
+    return (frame.filter(pl.col("model").is_in(models.implode())),
+            f"the first {kept:,} of {per_model.height:,} models drawn ({shown:,} of {total:,} "
+            f"{what}, at most {limit:,} fit a figure); every one is in the tables")
+
+
+def _stamp(fig: Figure, text: str) -> None:
+    """Say on the figure itself that it shows part of the rows."""
+    above = fig.get_suptitle()
+    fig.suptitle(f"{above}\n{text}" if above else text, fontsize=8)
 
 
 # -- phase flow -----------------------------------------------------------------------

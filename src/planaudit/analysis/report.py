@@ -223,12 +223,36 @@ def _labelled(text: str, column: str, references: set[str]) -> str:
     return esc(text)
 
 
-def render_table(path: Path, references: set[str]) -> str:
+# the most rows and columns a table shows inline: past them a page of 10^6 episodes would
+# run to tens of MB (a row per configuration, a column per configuration in per_task) and
+# no browser renders it; the page then shows the first ones and links to the whole csv
+MAX_ROWS = 500
+MAX_COLUMNS = 100
+
+
+def render_table(path: Path, references: set[str], out: Path | None = None) -> str:
+    """The csv as an html table, at most MAX_ROWS rows and MAX_COLUMNS columns; a larger
+    one shows its first rows and columns and says where the whole table is (`out`: the
+    page, for a relative link)."""
+    rows: list[list[str]] = []
+    n_rows = 0
     with path.open(newline="") as fh:
-        rows = list(csv.reader(fh))
+        for row in csv.reader(fh):
+            n_rows += 1
+            if len(rows) <= MAX_ROWS:
+                rows.append(row)
     if not rows:
         return '<p class="note">Empty file.</p>'
+    n_rows -= 1  # the header
+    n_columns = len(rows[0])
+    rows = [row[:MAX_COLUMNS] for row in rows[:MAX_ROWS + 1]]
     header, body = rows[0], rows[1:]
+    cut = ""
+    if n_rows > MAX_ROWS or n_columns > MAX_COLUMNS:
+        href = esc(_rel(path, out)) if out is not None else esc(path.name)
+        cut = (f'<p class="note">Showing the first {len(body):,} of {n_rows:,} rows and '
+               f"{len(header):,} of {n_columns:,} columns; the whole table is "
+               f'<a href="{href}">{esc(path.name)}</a>.</p>')
     ref_col = header.index("reference") if "reference" in header else None
     out = ['<div class="scroll"><table>', "<thead><tr>"]
     # headers may break after _ and / only (a wide table stays readable at 1,400 px)
@@ -244,6 +268,8 @@ def render_table(path: Path, references: set[str]) -> str:
             out.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
         out.append("</tr>")
     out.append("</tbody></table></div>")
+    if cut:
+        out.append(cut)
     if not body:
         out.append('<p class="note">No rows: the episodes run do not support this table.</p>')
     return "".join(out)
@@ -535,7 +561,7 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
         also = f" Also as {' and '.join(others)}." if others else ""
         body.append(f'<section id="table-{esc(name)}"><h3>{esc(name.replace("_", " "))}</h3>'
                     f'<p class="caption">{esc(TABLE_CAPTIONS.get(name, ""))}{also}</p>'
-                    f"{render_table(path, references)}</section>")
+                    f"{render_table(path, references, out)}</section>")
     body.append(figures_html(frame, figures, out))
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

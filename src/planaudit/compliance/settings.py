@@ -5,6 +5,7 @@ code), so a user adds one by adding a block there and naming it under
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +70,21 @@ def settings_file(config: dict) -> Path:
 def load_settings(path: Path = DEFAULT_FILE) -> dict[str, PlanSetting]:
     """Every setting of the file, checked: steps a list of sentences, order a list of phase
     names (or one string of them separated by commas), each at most once, remind_every a
-    positive integer."""
+    positive integer. Parsed once per version of the file: the workflow asks for it in
+    every online job's params, some 30 ms of YAML each time, which made `snakemake -n` of
+    100 models spend most of its time here."""
+    try:
+        stat = Path(path).stat()
+    except FileNotFoundError:
+        raise SettingError(f"{path}: no such plan settings file") from None
+    return dict(_load_settings(str(path), str(Path(path).resolve()), stat.st_mtime_ns,
+                               stat.st_size))
+
+
+@functools.lru_cache(maxsize=16)
+def _load_settings(path: str, where: str, mtime_ns: int, size: int) -> dict[str, PlanSetting]:
+    """`load_settings` of one version of the file (`where` it is, its modification time and
+    size; `path` as given, for the messages)."""
     try:
         data = yaml.safe_load(Path(path).read_text())
     except FileNotFoundError:
