@@ -12,7 +12,8 @@ ANALYSIS = config.get("analysis", {})
 
 # The shards' paths go to collect in a file, not on its command line: Snakemake runs a
 # shell command as one argument of `bash -c`, which Linux caps at 128 KB (MAX_ARG_STRLEN),
-# some 1,700 shard paths (12 models of the default matrix, 143 shards each).
+# some 1,700 shard paths (12 models of the default matrix, 143 shards each). The one rule
+# with a `run:` block, since no command line can carry the list.
 SHARD_LIST = f"{RESULTS}/episodes.shards"
 
 
@@ -21,6 +22,8 @@ rule shard_list:
         REGIME_SHARDS,
     output:
         SHARD_LIST,
+    log:
+        f"{RESULTS}/logs/analysis/shard_list.log",  # lint: every rule has one (this writes none)
     localrule: True
     run:
         from planaudit import atomic
