@@ -25,7 +25,7 @@ from planaudit.acpbench.score import Judgement, judge
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client
+from planaudit.llm.client import Client, in_pool
 
 
 class AcpbenchShardFailed(RuntimeError):
@@ -118,19 +118,7 @@ async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[Question],
         return row
 
     async def everything() -> list[dict | None]:
-        queue: asyncio.Queue = asyncio.Queue()
-        for item in enumerate(work):
-            queue.put_nowait(item)
-        rows: list[dict | None] = [None] * len(work)
-
-        async def worker() -> None:
-            while not queue.empty():
-                i, q = queue.get_nowait()
-                rows[i] = await one(q)
-
-        await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
-                                                           len(work)) or 1)))
-        return rows
+        return await in_pool(work, one, client.cfg.max_concurrency)
 
     return await in_waves(client, Batching.of(entry.to_dict()), everything)  # batch mode: in waves
 

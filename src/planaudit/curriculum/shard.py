@@ -24,7 +24,7 @@ from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client
+from planaudit.llm.client import Client, in_pool
 from planaudit.planbench.cases import TESTS, Case, Verdict
 
 ROW_OUTCOMES = ("success", "goal-not-reached", "inapplicable-action", "malformed",
@@ -159,19 +159,7 @@ async def _run(entry: ModelEntry, cache: str, test: str, work: list[tuple[str, C
         return row
 
     async def everything() -> list[dict | None]:
-        queue: asyncio.Queue = asyncio.Queue()
-        for item in enumerate(work):
-            queue.put_nowait(item)
-        rows: list[dict | None] = [None] * len(work)
-
-        async def worker() -> None:
-            while not queue.empty():
-                i, (key, case, scorer) = queue.get_nowait()
-                rows[i] = await one(key, case, scorer)
-
-        await asyncio.gather(*(worker() for _ in range(min(client.cfg.max_concurrency,
-                                                           len(work)) or 1)))
-        return rows
+        return await in_pool(work, lambda item: one(*item), client.cfg.max_concurrency)
 
     return await in_waves(client, Batching.of(entry.to_dict()), everything)  # batch mode: in waves
 

@@ -92,6 +92,23 @@ TOOL_CHOICES = ("auto", "required", "omit")
 DEFERRED = "deferred to a batch"
 
 
+async def in_pool(work: list, one: Callable[..., Awaitable], limit: int) -> list:
+    """`one(item)` for every item, `limit` at a time, results in the work's order: a fixed
+    pool of workers keeps every slot the model allows busy until the work is done."""
+    queue: asyncio.Queue = asyncio.Queue()
+    for pair in enumerate(work):
+        queue.put_nowait(pair)
+    results: list = [None] * len(work)
+
+    async def worker() -> None:
+        while not queue.empty():
+            i, item = queue.get_nowait()
+            results[i] = await one(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(limit, len(work)) or 1)))
+    return results
+
+
 def _retry_after(exc: Exception) -> float | None:
     """The server's Retry-After, in seconds, where the exception carries it."""
     response = getattr(exc, "response", None)
