@@ -19,7 +19,6 @@ include: "workflow/rules/report.smk"
 rule all:
     input:
         SUMMARY,
-        REGIME_SHARDS,
         TABLE_FILES,
         REPORT_INDEX,
     default_target: True

@@ -297,14 +297,16 @@ def write_shards(frames: list[pl.DataFrame], root: Path) -> list[Path]:
 TIME_V = Path("/usr/bin/time").is_file()
 
 
-def measure(cmd: list[str], log: Path, cwd: Path | None = None) -> dict:
-    """Wall seconds, CPU seconds (user + system) and peak resident MB of one command."""
+def measure(cmd: list[str], log: Path, cwd: Path | None = None, stdout: bool = False) -> dict:
+    """Wall seconds, CPU seconds (user + system) and peak resident MB of one command (its
+    standard output into `log` too when `stdout`)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     if TIME_V:
         cmd = ["/usr/bin/time", "-v", *cmd]
     with open(log, "w") as err:
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd)
+        proc = subprocess.run(cmd, stdout=err if stdout else subprocess.DEVNULL, stderr=err,
+                              cwd=cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     text = log.read_text()
@@ -444,7 +446,7 @@ def run_dag(work: Path, models: int = 100) -> dict:
     path.write_text(yaml.safe_dump(config))
     snakemake = str(BIN / "snakemake")
     result = measure([snakemake, "-n", "--nolock", "--cores", "2", "--configfile", str(path)],
-                     work / "dag.log", cwd=ROOT)
+                     work / "dag.log", cwd=ROOT, stdout=True)
     text = (work / "dag.log").read_text()
     total = re.search(r"^total\s+(\d+)", text, re.M)
     result["jobs"] = int(total.group(1)) if total else None

@@ -35,7 +35,7 @@ def jobs(view):
     results = view.results
     return Jobs(
         keys=list(section.get("questions", [])),
-        inputs=[t for ts in view.truths.values() for t in ts],
+        inputs=list(view.ready.values()),
         outputs=[f"{results}/episodes/toy/{{model}}/{{job}}.parquet"],
         spec=lambda entry, q: view.spec(entry, "toy", {"questions": [q]}),
         args=lambda model, q: ["--question", q, "--suite", f"{results}/suite",

@@ -32,8 +32,10 @@ class Workflow:
     config: dict
     results: str
     domains: list[str]  # the suite's domains with a selected task
-    truths: Mapping[str, list[str]]  # domain -> its prepared tasks' truth files
-    disguised_truths: list[str]  # every task's truth under each disguise but none
+    # domain -> the one file that stands for its prepared tasks (their truths proven); a
+    # job's input, so that a job has a file per domain, not one per task
+    ready: Mapping[str, str]
+    disguised_ready: list[str]  # the same per domain under each disguise but none
     disguises: list[str]  # suite.disguise (default [none])
     selected: list[Any]  # the selected suite entries (suite.catalog.Entry)
     selected_tasks: list[str] | None  # their ids, None when the selection leaves none out

@@ -255,7 +255,7 @@ def episode_jobs(view: Workflow, regime: str, keys: list[str], part) -> Jobs:
                 "--transcripts", f"{results}/transcripts/{regime}/{model}/{key}/{{domain}}"]
 
     return Jobs(keys=keys,
-                inputs=[t for ts in view.truths.values() for t in ts] + view.disguised_truths,
+                inputs=[*view.ready.values(), *view.disguised_ready],
                 outputs=[f"{results}/episodes/{folder}/{d}.parquet" for d in view.domains],
                 spec=lambda entry, key: view.spec(entry, regime, part(key)), args=args)
 

@@ -51,6 +51,15 @@ DISGUISED_TRUTHS = [f"{RESULTS}/suite/{d}/{t}@{x}/truth.json" for x in DISGUISED
 EPISODE_TRUTHS = TRUTHS + DISGUISED_TRUTHS
 
 
+def ready_marker(domain, disguise="none"):
+    """The file that stands for a domain's prepared tasks under a disguise (suite.smk)."""
+    return f"{RESULTS}/suite/{domain}" + ("" if disguise == "none" else f"@{disguise}") + ".ready"
+
+
+READY = {d: ready_marker(d) for d in SUITE_DOMAINS}
+DISGUISED_READY = [ready_marker(d, x) for x in DISGUISED for d in SUITE_DOMAINS]
+
+
 # What one job asks a cluster for (README, "Jobs" and "Cluster (SLURM)"): minutes of wall
 # time and MB of memory, sized from the measured jobs with room for real models; locally
 # they limit nothing unless `--resources mem_mb=...` is given. `slurm_partition` from the

@@ -46,7 +46,7 @@ def jobs(view: Workflow) -> Jobs:
                 "--transcripts", f"{results}/transcripts/acpbench/{model}/{qtype}"]
 
     return Jobs(keys=list(types),
-                inputs=[t for d, ts in view.truths.items() if d in entries for t in ts],
+                inputs=[f for d, f in view.ready.items() if d in entries],
                 outputs=[f"{results}/episodes/acpbench/{{model}}/{{job}}.parquet"],
                 spec=lambda entry, qtype: view.spec(entry, "acpbench", spec), args=args)
 

@@ -47,7 +47,7 @@ def jobs(view: Workflow) -> Jobs:
 
     return Jobs(
         keys=list(tests),
-        inputs=[t for d, ts in view.truths.items() if d in entries for t in ts],
+        inputs=[f for d, f in view.ready.items() if d in entries],
         outputs=[f"{results}/episodes/curriculum/{{model}}/{{job}}/{k}.parquet" for k in keys],
         spec=lambda entry, test: view.spec(entry, "curriculum", {
             "tests": [test], "domains": entries, **settings(section, test)}),
