@@ -51,9 +51,14 @@ DISGUISED_TRUTHS = [f"{RESULTS}/suite/{d}/{t}@{x}/truth.json" for x in DISGUISED
 EPISODE_TRUTHS = TRUTHS + DISGUISED_TRUTHS
 
 
+def task_folder(task, disguise="none"):
+    """A task's folder name under a disguise: <task>, or <task>@<disguise>."""
+    return task if disguise == "none" else f"{task}@{disguise}"
+
+
 def ready_marker(domain, disguise="none"):
     """The file that stands for a domain's prepared tasks under a disguise (suite.smk)."""
-    return f"{RESULTS}/suite/{domain}" + ("" if disguise == "none" else f"@{disguise}") + ".ready"
+    return f"{RESULTS}/suite/{task_folder(domain, disguise)}.ready"
 
 
 READY = {d: ready_marker(d) for d in SUITE_DOMAINS}

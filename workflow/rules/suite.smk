@@ -94,10 +94,10 @@ for _domain in SUITE_DOMAINS:
 
         rule:
             name:
-                f"ready_{_domain}" + ("" if _disguise == "none" else f"_{_disguise}")
+                f"ready_{_domain}_{_disguise}"
             input:
                 [
-                    f"{RESULTS}/suite/{d}/{t}{'' if _disguise == 'none' else '@' + _disguise}/truth.json"
+                    f"{RESULTS}/suite/{d}/{task_folder(t, _disguise)}/truth.json"
                     for d, t in ENTRIES
                     if d == _domain
                 ],
