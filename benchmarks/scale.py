@@ -19,12 +19,16 @@ is start-up (importing polars and matplotlib, about a second), and fitting over 
 flatter every stage. The reply cache is measured through the real `Cache` class: puts and
 gets of N entries in one cache folder (which fans out into 256 subfolders by key).
 `--dag` times `snakemake -n` for 100 models x 12 methods x 7 plan settings.
+`--reference-run K` runs the workflow for real on the default config with each of its
+reference models K times (seeds 0..K-1: K times the default matrix's rows), then measures
+each analysis stage again on its rows, as a real point beside the synthetic ones.
 
     .venv/bin/python benchmarks/scale.py                      # 1e3,1e4,1e5,1e6; a table
     .venv/bin/python benchmarks/scale.py --quick --json       # 1e3,1e4: a quick check
     .venv/bin/python benchmarks/scale.py --sizes 1e3,1e5 --stages collect,tables
     .venv/bin/python benchmarks/scale.py --episodes results/episodes.parquet  # a real run as a point
     .venv/bin/python benchmarks/scale.py --dag --stages none
+    .venv/bin/python benchmarks/scale.py --reference-run 10 --stages none --work /tmp/scale
 """
 
 from __future__ import annotations
@@ -454,6 +458,39 @@ def run_dag(work: Path, models: int = 100) -> dict:
     return result
 
 
+# -- a real reference run ----------------------------------------------------------------
+
+def run_reference(work: Path, times: int, cores: int) -> dict:
+    """The whole workflow, for real, on the default config with each reference model
+    `times` times (`<name>-<i>`, seed i), into a results folder and cache of its own; then
+    every analysis stage again on its shards, as run_stages measures the synthetic ones."""
+    import yaml
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from planaudit.config import BASE_CONFIG
+
+    base = yaml.safe_load(Path(BASE_CONFIG).read_text())
+    results = work / f"reference-{times}x"
+    models = [dict(m, name=f"{m['name']}-{i}", **({"seed": i} if "seed" in m else {}))
+              for i in range(times) for m in base["models"]]
+    path = work / f"reference-{times}x.yaml"
+    path.write_text(yaml.safe_dump({"results": str(results), "cache": str(work / "cache"),
+                                    "models": models}))
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ['PATH']}"  # rules call this venv's planaudit
+    run = measure([str(BIN / "snakemake"), "--cores", str(cores), "--configfile", str(path)],
+                  work / f"reference-{times}x.log", cwd=ROOT, stdout=True)
+    log = (work / f"reference-{times}x.log").read_text()
+    done = re.findall(r"(\d+) of (\d+) steps \(100%\) done", log)
+    run["jobs"] = int(done[-1][1]) if done else None
+    episodes = results / "episodes.parquet"
+    rows = pl.scan_parquet(episodes).select(pl.len()).collect().item()
+    shards = [Path(s) for s in (results / "episodes.shards").read_text().split()]
+    stages = run_stages(shards, work / f"reference-{times}x-stages",
+                        ["collect", "tables", "figures", "report"])
+    return {"times": times, "models": len(models), "rows": rows, "shards": len(shards),
+            "workflow": run, "stages": stages}
+
+
 # -- the fit and the table -------------------------------------------------------------
 
 def slope(xs: list[float], ys: list[float]) -> float | None:
@@ -494,6 +531,16 @@ def render(result: dict) -> str:
     if "real" in result:
         lines += ["", f"real run ({result['real']['rows']:,} rows): "
                   + json.dumps(result["real"]["stages"])]
+    if "reference_run" in result:
+        r = result["reference_run"]
+        w = r["workflow"]
+        lines += ["", f"reference run, {r['times']}x the default matrix ({r['models']} models, "
+                  f"{r['rows']:,} rows, {r['shards']:,} shards, {w['jobs']} jobs): snakemake "
+                  f"{w['seconds']:.0f} s wall, {w['cpu_seconds']:.0f} s CPU, "
+                  f"{w['peak_mb']:.0f} MB peak of one process"]
+        for stage, p in r["stages"].items():
+            lines.append(f"{stage:<9}{r['rows']:>10,}{p['seconds']:>10.2f}{p['cpu_seconds']:>10.2f}"
+                         f"{p['peak_mb']:>10.1f}")
     if "dag" in result:
         d = result["dag"]
         lines += ["", f"snakemake -n, {d['models']} models: {d['jobs']} jobs, {d['seconds']:.1f} s "
@@ -517,6 +564,10 @@ def main() -> int:
     ap.add_argument("--dag", action="store_true",
                     help="time snakemake -n for 100 models x 12 methods x 7 plan settings")
     ap.add_argument("--dag-models", type=int, default=100)
+    ap.add_argument("--reference-run", type=int, metavar="K",
+                    help="run the workflow on the default config, each reference model K "
+                         "times, and measure the analysis on its rows")
+    ap.add_argument("--cores", type=int, default=2, help="Snakemake's cores (--reference-run)")
     ap.add_argument("--work", help="keep the synthetic runs here (default: a temporary folder)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -559,6 +610,8 @@ def main() -> int:
         rows = pl.scan_parquet(args.episodes).select(pl.len()).collect().item()
         result["real"] = {"rows": rows, "stages": run_stages(
             [], work, ["tables", "figures", "report"], episodes=Path(args.episodes).resolve())}
+    if args.reference_run:
+        result["reference_run"] = run_reference(base, args.reference_run, args.cores)
     if args.dag:
         result["dag"] = run_dag(base, args.dag_models)
     result["load_end"] = os.getloadavg()

@@ -104,3 +104,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow files first (SLOW_FILES), every file's own order kept."""
     rank = {name: i for i, name in enumerate(SLOW_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """With PLANAUDIT_TEST_CPU=<file>, each test's wall and CPU seconds (this process's and
+    its finished children's: a Snakemake run, a planner, a process pool), its fixtures'
+    set-up included, appended to <file> as a JSON line: `make test` is bound by CPU on two
+    cores, so its durations alone do not say what to cut (benchmarks/test_cpu.py sums it)."""
+    out = os.environ.get("PLANAUDIT_TEST_CPU")
+    if not out:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu() -> float:
+        return sum(u.ru_utime + u.ru_stime for u in (
+            resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    start, used = time.perf_counter(), cpu()
+    yield
+    line = json.dumps({"test": item.nodeid, "wall": round(time.perf_counter() - start, 3),
+                       "cpu": round(cpu() - used, 3)})
+    with open(out, "a") as f:  # one short write: lines of two workers do not interleave
+        f.write(line + "\n")

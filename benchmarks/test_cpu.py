@@ -1,0 +1,44 @@
+"""Where `make test`'s time goes: CPU and wall seconds per test file, from the lines that
+tests/conftest.py appends under PLANAUDIT_TEST_CPU=<file>. On two cores the suite is bound
+by CPU (its wall time is about its CPU time over the workers), so CPU says what to cut.
+
+    PLANAUDIT_TEST_CPU=/tmp/cpu.jsonl make test
+    .venv/bin/python benchmarks/test_cpu.py /tmp/cpu.jsonl [--top 25] [--tests 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("lines", type=Path)
+    ap.add_argument("--top", type=int, default=25, help="files shown")
+    ap.add_argument("--tests", type=int, default=20, help="single tests shown")
+    args = ap.parse_args()
+    rows = [json.loads(line) for line in args.lines.read_text().splitlines() if line.strip()]
+    files: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
+    for r in rows:
+        f = files[r["test"].split("::")[0]]
+        f[0] += r["cpu"]
+        f[1] += r["wall"]
+        f[2] += 1
+    cpu = sum(f[0] for f in files.values())
+    wall = sum(f[1] for f in files.values())
+    print(f"{len(rows)} tests in {len(files)} files: {cpu:,.0f} s of CPU, {wall:,.0f} s of "
+          f"wall summed over the workers")
+    print(f"\n{'cpu s':>8}{'wall s':>8}{'tests':>6}  file")
+    for name, (c, w, n) in sorted(files.items(), key=lambda kv: -kv[1][0])[: args.top]:
+        print(f"{c:8.1f}{w:8.1f}{n:6d}  {name}")
+    print(f"\n{'cpu s':>8}{'wall s':>8}  test")
+    for r in sorted(rows, key=lambda r: -r["cpu"])[: args.tests]:
+        print(f"{r['cpu']:8.1f}{r['wall']:8.1f}  {r['test']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
