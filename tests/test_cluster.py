@@ -108,11 +108,12 @@ def _sacct(ids: list[str]) -> list[dict]:
 
 def _job_stats(out: str) -> Counter:
     """Snakemake's own count of the jobs it ran ("Job stats:" table), the local rules (`all`,
-    `shard_list`: never submitted) left out."""
+    `shard_list`, the suite's `ready_<domain>_<disguise>` markers: never submitted) left out."""
     table = out.split("Job stats:")[1].split("total")[0]
     counts = Counter()
     for line in table.splitlines()[3:]:
-        if line.split() and line.split()[0] not in ("all", "shard_list"):
+        if line.split() and line.split()[0] not in ("all", "shard_list") \
+                and not line.split()[0].startswith("ready_"):
             counts[line.split()[0]] = int(line.split()[1])
     return counts
 
