@@ -485,6 +485,7 @@ def run_reference(work: Path, times: int, cores: int) -> dict:
     episodes = results / "episodes.parquet"
     rows = pl.scan_parquet(episodes).select(pl.len()).collect().item()
     shards = [Path(s) for s in (results / "episodes.shards").read_text().split()]
+    (work / f"reference-{times}x-stages").mkdir(exist_ok=True)
     stages = run_stages(shards, work / f"reference-{times}x-stages",
                         ["collect", "tables", "figures", "report"])
     return {"times": times, "models": len(models), "rows": rows, "shards": len(shards),
