@@ -112,9 +112,9 @@ def _job_stats(out: str) -> Counter:
     table = out.split("Job stats:")[1].split("total")[0]
     counts = Counter()
     for line in table.splitlines()[3:]:
-        if line.split() and line.split()[0] not in ("all", "shard_list") \
-                and not line.split()[0].startswith("ready_"):
-            counts[line.split()[0]] = int(line.split()[1])
+        rule, *count = line.split() or [""]
+        if rule and rule not in ("all", "shard_list") and not rule.startswith("ready_"):
+            counts[rule] = int(count[0])
     return counts
 
 

@@ -30,9 +30,7 @@ rule shard_list:
         f"{RESULTS}/logs/analysis/shard_list.log",  # lint: every rule has one (this writes none)
     localrule: True
     run:
-        from planaudit import atomic
-
-        atomic.write_text(Path(output[0]), "".join(f"{f}\n" for f in params.shards))
+        write_listing(output[0], params.shards)
 
 
 rule collect:

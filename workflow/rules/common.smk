@@ -48,7 +48,6 @@ SUITE_DOMAINS = list(dict.fromkeys(d for d, _ in ENTRIES))
 DISGUISES = SUITE.get("disguise", ["none"])
 DISGUISED = [x for x in DISGUISES if x != "none"]
 DISGUISED_TRUTHS = [f"{RESULTS}/suite/{d}/{t}@{x}/truth.json" for x in DISGUISED for d, t in ENTRIES]
-EPISODE_TRUTHS = TRUTHS + DISGUISED_TRUTHS
 
 
 def task_folder(task, disguise="none"):
@@ -63,6 +62,14 @@ def ready_marker(domain, disguise="none"):
 
 READY = {d: ready_marker(d) for d in SUITE_DOMAINS}
 DISGUISED_READY = [ready_marker(d, x) for x in DISGUISED for d in SUITE_DOMAINS]
+
+
+def write_listing(path, files):
+    """A file of paths, one a line, written whole or not at all (the `run:` blocks of the
+    ready markers and the shard listing)."""
+    from planaudit import atomic
+
+    atomic.write_text(Path(path), "".join(f"{f}\n" for f in files))
 
 
 # What one job asks a cluster for (README, "Jobs" and "Cluster (SLURM)"): minutes of wall

@@ -107,9 +107,7 @@ for _domain in SUITE_DOMAINS:
                 f"{RESULTS}/logs/suite/ready_{_domain}@{_disguise}.log",  # lint: writes none
             localrule: True
             run:
-                from planaudit import atomic
-
-                atomic.write_text(Path(output[0]), "".join(f"{f}\n" for f in input))
+                write_listing(output[0], input)
 
 
 rule summary:
