@@ -64,14 +64,6 @@ READY = {d: ready_marker(d) for d in SUITE_DOMAINS}
 DISGUISED_READY = [ready_marker(d, x) for x in DISGUISED for d in SUITE_DOMAINS]
 
 
-def write_listing(path, files):
-    """A file of paths, one a line, written whole or not at all (the `run:` blocks of the
-    ready markers and the shard listing)."""
-    from planaudit import atomic
-
-    atomic.write_text(Path(path), "".join(f"{f}\n" for f in files))
-
-
 # What one job asks a cluster for (README, "Jobs" and "Cluster (SLURM)"): minutes of wall
 # time and MB of memory, sized from the measured jobs with room for real models; locally
 # they limit nothing unless `--resources mem_mb=...` is given. `slurm_partition` from the
