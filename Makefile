@@ -6,6 +6,11 @@ BIN    := $(VENV)/bin
 # rules call `planaudit`; put the environment's commands first on the path
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP  := $(VENV)/.installed
+# Bytecode is written (into __pycache__/, ignored by git) even where the environment sets
+# PYTHONDONTWRITEBYTECODE, which Python reads as unset when empty: every job, test worker
+# and Snakemake start is a fresh process that would otherwise compile planaudit's modules,
+# and pytest rewrite every test module's assertions, anew.
+export PYTHONDONTWRITEBYTECODE :=
 CORES  ?= all
 # `make test`: pytest-xdist workers (logical: one per CPU the machine shows); each worker
 # takes whole files (loadfile), so a module's fixtures are built once, in the order

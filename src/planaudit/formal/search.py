@@ -264,6 +264,7 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
     inf = float("inf")
     last_report = start
     keys, groups, always = successor_index(ops)
+    simple = [op.simple for op in ops]
     while heap:
         f, neg_g, _, s = heapq.heappop(heap)
         gs = -neg_g
@@ -296,11 +297,11 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
             return SearchResult("limit", name, expanded=expanded, generated=len(g),
                                 seconds=time.perf_counter() - start)
         m = memo[s]
-        for i, op in _applicable(s, ops, keys, groups, always):
-            t = op.apply(s)
-            step = 1 if unit else op.step_cost(s)
+        for i, t in _successors(s, ops, simple, keys, groups, always):
+            step = 1 if unit else ops[i].step_cost(s)
             if step < 0:
-                raise ValueError(f"{op.name} costs {number.render(step)} here: A* needs costs of at least 0")
+                raise ValueError(f"{ops[i].name} costs {number.render(step)} here: "
+                                 "A* needs costs of at least 0")
             gt = gs + step
             if gt >= g.get(t, inf):
                 continue  # reopening happens when a cheaper path turns up
@@ -320,20 +321,23 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
                         dead_ends=dead)
 
 
-def _applicable(s: State, ops: list[Operator], keys: int, groups: list[list[tuple]],
-                always: list[tuple]):
-    """(index, operator) of every operator applicable in `s`: the key-atom index
-    (`successor_index`) and the literal masks narrow the candidates, the operator
-    itself decides."""
-    bits = s[0]
+def _successors(s: State, ops: list[Operator], simple: list[bool], keys: int,
+                groups: list[list[tuple]], always: list[tuple]):
+    """(index, successor) for every operator applicable in `s`: the key-atom index
+    (`successor_index`) and the literal masks narrow the candidates; a STRIPS operator's
+    masks decide and make the successor, any other operator decides itself."""
+    bits, nums = s
     m = bits & keys
     candidates = always
     while True:
-        for pp, pn, _keep, _add, i in candidates:
+        for pp, pn, keep, add, i in candidates:
             if bits & pp == pp and not bits & pn:
-                op = ops[i]
-                if op.applicable(s):
-                    yield i, op
+                if simple[i]:
+                    yield i, ((bits & keep) | add, nums)
+                else:
+                    op = ops[i]
+                    if op.applicable(s):
+                        yield i, op.apply(s)
         if not m:
             return
         low = m & -m
