@@ -12,9 +12,8 @@ ANALYSIS = config.get("analysis", {})
 
 # The shards' paths go to collect in a file, not on its command line: Snakemake runs a
 # shell command as one argument of `bash -c`, which Linux caps at 128 KB (MAX_ARG_STRLEN),
-# some 1,700 shard paths (12 models of the default matrix, 143 shards each). A `run:`
-# block, since no command line can carry the list (Snakemake runs it in a Snakemake
-# process of its own: some 2 s of CPU, once a run). The
+# some 1,700 shard paths (12 models of the default matrix, 143 shards each). A script
+# (workflow/scripts/shard_list.py), since no command line can carry the list. The
 # listing is the config's list of shards, not their contents: a param, not an input, so
 # that Snakemake resolves each shard file once (collect's input) rather than once per rule
 # naming it (three times before, `all` included: some 30,000 files at 100 models); a
@@ -30,10 +29,10 @@ rule shard_list:
     log:
         f"{RESULTS}/logs/analysis/shard_list.log",  # lint: every rule has one (this writes none)
     localrule: True
-    run:
-        from planaudit import atomic
-
-        atomic.write_text(Path(output[0]), "".join(f"{f}\n" for f in params.shards))
+    conda:
+        "../../envs/planaudit.yaml"
+    script:
+        "../scripts/shard_list.py"
 
 
 rule collect:
