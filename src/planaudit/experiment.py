@@ -68,6 +68,13 @@ class ModelEntry:
     def to_dict(self) -> dict:
         return copy.deepcopy(dict(self.written))
 
+    def require(self) -> None:
+        """Refuse to start when this model cannot answer (`llm/preflight.py`, which reads
+        the entry as the config writes it): before any call, in seconds."""
+        from planaudit.llm.preflight import require_models
+
+        require_models([self.to_dict()])
+
 
 @dataclass(frozen=True)
 class Repair:

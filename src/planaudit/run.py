@@ -64,7 +64,6 @@ def cmd_episode(args) -> int:
     from planaudit.formal.witness import WitnessUnavailable
     from planaudit.llm.cache import Cache
     from planaudit.llm.client import Client
-    from planaudit.llm.preflight import require_models
     from planaudit.shard import episode_runner, require_witness
 
     config = read_config(args)
@@ -83,7 +82,7 @@ def cmd_episode(args) -> int:
     except RepairUnavailable as e:
         raise InputError(f"config {regime}.repair: {e} (or set enabled: false)") from None
     folder = _prepared(config, args.task, Path(args.results or experiment.results))
-    require_models([entry.to_dict()])
+    entry.require()
     run_episode = episode_runner(regime, entry)
     cache = Cache(experiment.cache)
     try:

@@ -345,13 +345,12 @@ def cmd_shard(args) -> int:
     from planaudit.experiment import ConfigError
     from planaudit.formal.repair import RepairUnavailable
     from planaudit.formal.witness import WitnessUnavailable
-    from planaudit.llm.preflight import require_models
 
     experiment = Experiment.from_dict(json.loads(args.spec) if args.spec else read_config(args))
     try:
         entry = experiment.model(args.model)
         params = experiment.method(args.regime, args.method, getattr(args, "setting", None))
-        require_models([entry.to_dict()])
+        entry.require()
         frames = run_shard(experiment, entry, params, args.domain, Path(args.suite), args.out,
                            args.transcripts, disguises=tuple(args.disguise or ("none",)))
     except (ConfigError, FileNotFoundError, ValueError) as e:

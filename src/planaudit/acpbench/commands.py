@@ -108,12 +108,11 @@ def cmd_shard(args) -> int:
     from planaudit.curriculum.world import CurriculumError
     from planaudit.experiment import ConfigError, Experiment
     from planaudit.llm.batch import BatchFailed
-    from planaudit.llm.preflight import require_models
 
     experiment = Experiment.from_dict(json.loads(args.spec) if args.spec else read_config(args))
     try:
         entry = experiment.model(args.model)
-        require_models([entry.to_dict()])
+        entry.require()
         frame, skipped = run_acpbench_shard(experiment, entry, args.qtype, Path(args.suite),
                                             args.out, args.transcripts)
     except (ConfigError, QuestionError, CurriculumError, ItemsError, FileNotFoundError,
