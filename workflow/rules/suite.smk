@@ -93,20 +93,17 @@ for _domain in SUITE_DOMAINS:
 # Snakemake runs in a Snakemake process of its own (some 2 s of CPU a marker).
 for _domain in SUITE_DOMAINS:
     for _disguise in ["none", *DISGUISED]:
+        _folders = [task_folder(t, _disguise) for d, t in ENTRIES if d == _domain]
 
         rule:
             name:
                 f"ready_{_domain}_{_disguise}"
             input:
-                [
-                    f"{RESULTS}/suite/{d}/{task_folder(t, _disguise)}/truth.json"
-                    for d, t in ENTRIES
-                    if d == _domain
-                ],
+                [f"{RESULTS}/suite/{_domain}/{f}/truth.json" for f in _folders],
             output:
                 ready_marker(_domain, _disguise),
             params:
-                tasks=[task_folder(t, _disguise) for d, t in ENTRIES if d == _domain],
+                tasks=_folders,
             log:
                 f"{RESULTS}/logs/suite/ready_{_domain}@{_disguise}.log",  # lint: writes none
             localrule: True

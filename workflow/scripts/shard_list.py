@@ -1,6 +1,7 @@
 """The shard listing (rule shard_list, analysis.smk): the config's shards, a path a line,
 written whole or not at all. A script, not a `run:` block: Snakemake runs a `run:` block in
-a Snakemake process of its own (some 2 s of CPU), a script in a bare Python (0.2 s)."""
+a Snakemake process of its own, a script in a bare Python (a run that writes only the
+listing: 3.2 CPU-s, against 6.0 with the `run:` block)."""
 
 from pathlib import Path
 
