@@ -100,6 +100,19 @@ def write(tmp_path):
     return _write
 
 
+@pytest.fixture(scope="session")
+def episode_figures(tmp_path_factory) -> tuple[Path, list[Path], list[str]]:
+    """Every figure of the analysis fixture's rows (tests/episodes_fixture.py), drawn once
+    per test process into a folder no test writes to: several report tests read the same
+    draw, and one costs seconds. Returns the folder, the files written, the notes."""
+    from planaudit.analysis import figures
+    from tests.episodes_fixture import make_episodes
+
+    folder = tmp_path_factory.mktemp("episode-figures")
+    notes: list[str] = []
+    return folder, figures.draw_all(make_episodes(), folder, notes), notes
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow files first (SLOW_FILES), every file's own order kept."""
     rank = {name: i for i, name in enumerate(SLOW_FILES)}

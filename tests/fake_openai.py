@@ -173,6 +173,7 @@ class FakeOpenAI:
         self.log = open(log, "a") if log else None
         self.phase = ""
         self.seq = 0
+        self.open = 0  # requests received and not yet logged (a time-out fault still asleep)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -190,8 +191,13 @@ class FakeOpenAI:
                         server.phase = body.get("phase", "")
                     self._send(200, b"{}", {})
                     return
+                if self.path.endswith("/_open"):  # how many requests are still unlogged
+                    with server.lock:
+                        self._send(200, json.dumps({"open": server.open}).encode(), {})
+                    return
                 record: dict = {}
                 with server.lock:
+                    server.open += 1
                     server.requests.append(body)
                     if server.responder is not None:
                         step, record = server.responder.step(body)
@@ -226,6 +232,8 @@ class FakeOpenAI:
                         with server.lock:
                             server.log.write(json.dumps(record) + "\n")
                             server.log.flush()
+                    with server.lock:
+                        server.open -= 1
 
             def _send(self, code: int, data: bytes, headers: dict, length: int | None = None):
                 self.send_response(code)
@@ -280,6 +288,26 @@ def set_phase(api_base: str, phase: str) -> None:
     req = urllib.request.Request(f"{api_base}/_phase", data=json.dumps({"phase": phase}).encode(),
                                  headers={"content-type": "application/json"})
     urllib.request.urlopen(req, timeout=10).read()
+
+
+def wait_until_logged(api_base: str, timeout: float, quiet: float = 1.0) -> None:
+    """Return once every request the server has received is in its log and none has
+    arrived for `quiet` seconds (a time-out fault sleeps past the client's time-out, and
+    an abandoned request may still be read late); at most `timeout` seconds."""
+    import urllib.request
+
+    end = time.monotonic() + timeout
+    since = None
+    while time.monotonic() < end:
+        req = urllib.request.Request(f"{api_base}/_open", data=b"{}",
+                                     headers={"content-type": "application/json"})
+        if json.loads(urllib.request.urlopen(req, timeout=10).read())["open"]:
+            since = None
+        elif since is None:
+            since = time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":  # the subprocess side: read the script, print the address, serve

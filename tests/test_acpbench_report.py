@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import random
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -216,11 +217,18 @@ def test_figures_and_report_read_offline_online_and_acpbench_rows_only(mixed):
     assert kept.height == mixed.height
 
 
-def test_the_other_figures_are_unchanged_by_acpbench_rows(mixed, tmp_path):
-    notes_base: list[str] = []
-    notes_both: list[str] = []
-    base = figures.draw_all(make_episodes(), tmp_path / "base", notes_base)
-    both = figures.draw_all(mixed, tmp_path / "both", notes_both)
+@pytest.fixture(scope="module")
+def mixed_figures(mixed, tmp_path_factory) -> tuple[Path, list[Path], list[str]]:
+    """Every figure of the mixed rows (default analysis settings), drawn once: the
+    folder, the files written, the notes."""
+    folder = tmp_path_factory.mktemp("mixed-figures")
+    notes: list[str] = []
+    return folder, figures.draw_all(mixed, folder, notes), notes
+
+
+def test_the_other_figures_are_unchanged_by_acpbench_rows(episode_figures, mixed_figures):
+    _, base, notes_base = episode_figures
+    _, both, notes_both = mixed_figures
     assert [p.name for p in base] == [f"{n}.{e}" for n in figures.FIGURES for e in ("png", "svg")]
     assert [p.name for p in both] == [p.name for p in base] + ["acpbench.png", "acpbench.svg"]
     assert notes_both == notes_base
@@ -257,13 +265,14 @@ def test_the_figure_is_written_and_shows_the_table_numbers(mixed, tmp_path):
         assert t in words.splitlines(), t
 
 
-def test_the_figure_is_skipped_without_acpbench_rows(tmp_path):
+def test_the_figure_is_skipped_without_acpbench_rows(episode_figures):
     frame = make_episodes()
     assert figures.why_not("acpbench", frame) == "no ACPBench episodes in these rows"
     with pytest.raises(figures.NotDrawable):
         figures.draw("acpbench", frame)
-    figures.draw_all(frame, tmp_path)
-    assert not (tmp_path / "acpbench.png").exists()
+    folder, written, _ = episode_figures  # figures.draw_all(frame, folder)
+    assert not (folder / "acpbench.png").exists()
+    assert folder / "acpbench.png" not in written
     errors = make_acpbench().with_columns(pl.lit("error").alias("outcome"),
                                           pl.lit(False).alias("success"))
     assert "every one is an error" in figures.why_not("acpbench", errors)
@@ -272,9 +281,9 @@ def test_the_figure_is_skipped_without_acpbench_rows(tmp_path):
 # -- the report -----------------------------------------------------------------------
 
 
-def test_the_report_has_the_acpbench_section_and_figure(mixed, tmp_path):
+def test_the_report_has_the_acpbench_section_and_figure(mixed, mixed_figures, tmp_path):
     write_tables(mixed, tmp_path, seed=SEED, n_resamples=RESAMPLES)
-    figures.draw_all(mixed, tmp_path / "figures")
+    shutil.copytree(mixed_figures[0], tmp_path / "figures")  # figures.draw_all(mixed, ...)
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     page = build(mixed, config, tmp_path, tmp_path / "figures", tmp_path / "index.html").read_text()
     section = page[page.index('id="table-acpbench"'):page.index('id="table-disguise"')]

@@ -29,7 +29,13 @@ import pytest
 import yaml
 
 from tests.conftest import DOMAINS, ROOT
-from tests.fake_openai import FAULTS, fault_plan, serve_in_subprocess, set_phase
+from tests.fake_openai import (
+    FAULTS,
+    fault_plan,
+    serve_in_subprocess,
+    set_phase,
+    wait_until_logged,
+)
 
 BIN = Path(sys.executable).parent
 # Columns that measure the run rather than the episode: `latency_s` is the wall time of
@@ -462,7 +468,8 @@ def fault_run(tmp: Path, regime: str = "offline", method: str = "direct", episod
                            ["blocksworld", "gripper"], suite, out,
                            tmp / "transcripts" / regime / "{domain}", progress_every=600)
         wall = time.monotonic() - start
-        time.sleep(timeout + 1.5)  # a time-out fault still sleeping logs its request
+        # a time-out fault still asleep logs its request when it wakes (timeout + 1 s)
+        wait_until_logged(api_base, timeout + 6.0)
     finally:
         proc.terminate()
         proc.wait()

@@ -172,22 +172,23 @@ def _bfs_general(task: Task, ops: list[Operator], max_states: int,
     parent: dict[State, tuple[State, int] | None] = {init: None}
     if task.goal_holds(init):
         return SearchResult("solved", "bfs", [], expanded=0, generated=1)
+    keys, groups, always = successor_index(ops)
+    simple = _mask_applied(ops)
     layer = [init]
     expanded = depth = 0
     while layer:
         nxt = []
         for s in layer:
             expanded += 1
-            for i, op in enumerate(ops):
-                if op.applicable(s):
-                    t = op.apply(s)
-                    if t not in parent:
-                        parent[t] = (s, i)
-                        if task.goal_holds(t):
-                            plan = _extract(parent, t, ops)
-                            return SearchResult("solved", "bfs", plan, expanded=expanded,
-                                                generated=len(parent))
-                        nxt.append(t)
+            # in operator order, as trying every operator would: the same plan and count
+            for i, t in sorted(_successors(s, ops, simple, keys, groups, always)):
+                if t not in parent:
+                    parent[t] = (s, i)
+                    if task.goal_holds(t):
+                        plan = _extract(parent, t, ops)
+                        return SearchResult("solved", "bfs", plan, expanded=expanded,
+                                            generated=len(parent))
+                    nxt.append(t)
             if len(parent) > max_states:
                 return SearchResult("limit", "bfs", expanded=expanded, generated=len(parent))
         layer = nxt
@@ -264,7 +265,7 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
     inf = float("inf")
     last_report = start
     keys, groups, always = successor_index(ops)
-    simple = [op.simple for op in ops]
+    simple = _mask_applied(ops)
     while heap:
         f, neg_g, _, s = heapq.heappop(heap)
         gs = -neg_g
@@ -319,6 +320,12 @@ def astar(task: Task, heuristic: Callable[[State], float] | Estimator, name: str
     return SearchResult("unsolvable", name, expanded=expanded, generated=len(g),
                         seconds=time.perf_counter() - start, closed=set(g) - dead,
                         dead_ends=dead)
+
+
+def _mask_applied(ops: list[Operator]) -> list[bool]:
+    """Which operators `_successors` may decide and apply by their masks alone: STRIPS
+    ones whose step can never fail (the others decide for themselves)."""
+    return [op.simple and not op.may_fail for op in ops]
 
 
 def _successors(s: State, ops: list[Operator], simple: list[bool], keys: int,
