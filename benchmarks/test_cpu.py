@@ -34,6 +34,19 @@ def main() -> int:
     print(f"\n{'cpu s':>8}{'wall s':>8}{'tests':>6}  file")
     for name, (c, w, n) in sorted(files.items(), key=lambda kv: -kv[1][0])[: args.top]:
         print(f"{c:8.1f}{w:8.1f}{n:6d}  {name}")
+    # each worker's share: the file order and --dist loadfile decide which one ends last
+    workers: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, float("inf"), 0.0])
+    for r in rows:
+        w = workers[r.get("worker", "?")]
+        w[0] += r["cpu"]
+        w[1] += r["wall"]
+        if "end" in r:
+            w[2] = min(w[2], r["end"] - r["wall"])
+            w[3] = max(w[3], r["end"])
+    first = min(w[2] for w in workers.values())
+    print(f"\n{'cpu s':>8}{'busy s':>8}{'ends s':>8}  worker (ends: after the first test began)")
+    for name, (c, w, _, end) in sorted(workers.items()):
+        print(f"{c:8.1f}{w:8.1f}{end - first if end else float('nan'):8.1f}  {name}")
     print(f"\n{'cpu s':>8}{'wall s':>8}  test")
     for r in sorted(rows, key=lambda r: -r["cpu"])[: args.tests]:
         print(f"{r['cpu']:8.1f}{r['wall']:8.1f}  {r['test']}")

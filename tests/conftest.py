@@ -140,6 +140,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     start, used = time.perf_counter(), cpu()
     yield
     line = json.dumps({"test": item.nodeid, "wall": round(time.perf_counter() - start, 3),
-                       "cpu": round(cpu() - used, 3)})
+                       "cpu": round(cpu() - used, 3), "end": round(time.time(), 3),
+                       "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")})
     with open(out, "a") as f:  # one short write: lines of two workers do not interleave
         f.write(line + "\n")
