@@ -113,3 +113,44 @@ def test_astar_stops_at_its_cpu_time_limit():
     star = astar(task, lmcut(task), "astar-lmcut", max_seconds=0.3)
     assert star.status == "limit" and star.plan is None and 0 < star.expanded
     assert star.seconds < 10
+
+
+def _every_operator_bfs(task) -> tuple[str, list[str], int, int, set]:
+    """Breadth-first search that tries every operator in every state, in operator order:
+    what the indexed search must equal."""
+    from collections import deque
+
+    ops = task.all_operators()
+    parent = {task.init: None}
+    queue, expanded = deque([task.init]), 0
+    while queue:
+        s = queue.popleft()
+        expanded += 1
+        for i, op in enumerate(ops):
+            if op.applicable(s):
+                t = op.apply(s)
+                if t not in parent:
+                    parent[t] = (s, i)
+                    if task.goal_holds(t):
+                        plan = []
+                        while parent[t] is not None:
+                            t, j = parent[t]
+                            plan.append(ops[j].name)
+                        return "solved", plan[::-1], expanded, len(parent), set()
+                    queue.append(t)
+    return "unsolvable", [], expanded, len(parent), set(parent)
+
+
+@pytest.mark.parametrize("name", ["hospital/p06", "hospital/p09", "loadbalancing/p05",
+                                  "loadbalancing/p10"])
+def test_breadth_first_beyond_strips_equals_trying_every_operator(name):
+    """Numeric and conditional tasks: the key-atom index narrows the operators looked at,
+    and the plan, the counts and the closed set stay those of trying every operator."""
+    domain, task_id = name.split("/")
+    task = load_task(DOMAINS / domain / "domain.pddl", DOMAINS / domain / "problems" / f"{task_id}.pddl")
+    assert task.init[1] or not all(op.simple for op in task.all_operators())  # not STRIPS
+    res = breadth_first(task, 10**6)
+    status, plan, expanded, generated, closed = _every_operator_bfs(task)
+    assert (res.status, [op.name for op in res.plan or []]) == (status, plan)
+    assert (res.expanded, res.generated) == (expanded, generated)
+    assert (res.closed or set()) == closed
