@@ -193,7 +193,8 @@ class FakeOpenAI:
                     return
                 if self.path.endswith("/_open"):  # how many requests are still unlogged
                     with server.lock:
-                        self._send(200, json.dumps({"open": server.open}).encode(), {})
+                        open_ = server.open
+                    self._send(200, json.dumps({"open": open_}).encode(), {})
                     return
                 record: dict = {}
                 with server.lock:
@@ -281,27 +282,28 @@ def serve_in_subprocess(script: list[dict], responder: dict | None = None,
     return proc, proc.stdout.readline().strip()
 
 
-def set_phase(api_base: str, phase: str) -> None:
-    """Tag the requests that arrive from now on (the server's log says which run sent them)."""
+def _control(api_base: str, path: str, body: dict) -> dict:
+    """POST to one of the server's own endpoints (`/_phase`, `/_open`); its JSON answer."""
     import urllib.request
 
-    req = urllib.request.Request(f"{api_base}/_phase", data=json.dumps({"phase": phase}).encode(),
+    req = urllib.request.Request(f"{api_base}/{path}", data=json.dumps(body).encode(),
                                  headers={"content-type": "application/json"})
-    urllib.request.urlopen(req, timeout=10).read()
+    return json.loads(urllib.request.urlopen(req, timeout=10).read())
+
+
+def set_phase(api_base: str, phase: str) -> None:
+    """Tag the requests that arrive from now on (the server's log says which run sent them)."""
+    _control(api_base, "_phase", {"phase": phase})
 
 
 def wait_until_logged(api_base: str, timeout: float, quiet: float = 1.0) -> None:
     """Return once every request the server has received is in its log and none has
     arrived for `quiet` seconds (a time-out fault sleeps past the client's time-out, and
     an abandoned request may still be read late); at most `timeout` seconds."""
-    import urllib.request
-
     end = time.monotonic() + timeout
     since = None
     while time.monotonic() < end:
-        req = urllib.request.Request(f"{api_base}/_open", data=b"{}",
-                                     headers={"content-type": "application/json"})
-        if json.loads(urllib.request.urlopen(req, timeout=10).read())["open"]:
+        if _control(api_base, "_open", {})["open"]:
             since = None
         elif since is None:
             since = time.monotonic()
