@@ -140,3 +140,31 @@ def test_a_toy_regime_is_one_file_and_a_config_section(tmp_path):
     path.write_text(yaml.safe_dump(cfg))
     bad = run(str(BIN / "planaudit"), "estimate", "--config", str(path))
     assert bad.returncode == 2 and "toy.questions" in bad.stderr, bad.stderr
+
+
+def test_each_builtin_regime_brings_its_section_schema(tmp_path):
+    """Each built-in regime's config section is checked against the schema beside its
+    `regime.py`; the workflow's common schema file holds none of them, and a bad field in
+    a section is still named by file, line and field (through the regime's schema)."""
+    from planaudit.config import ConfigError, load_config, schema_path
+    from planaudit.regime import regimes
+
+    common = yaml.safe_load(schema_path().read_text())["properties"]
+    required = {"offline": ["methods"], "online": ["methods"], "curriculum": ["tests"],
+                "acpbench": ["types"]}
+    found = regimes()
+    for name, keys in required.items():
+        schema = found[name].schema
+        assert schema == yaml.safe_load((ROOT / "src" / "planaudit" / name / "schema.yaml")
+                                        .read_text())
+        assert schema["type"] == "object" and schema["required"] == keys
+        assert name not in common
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("offline:\n  methods: [direct]\n  max_tokens: -3\n")
+    try:
+        load_config(bad)
+    except ConfigError as e:
+        assert str(e).startswith(f"{bad}:3: offline.max_tokens: "), str(e)
+        assert "-3 is less than the minimum of 1" in str(e)
+    else:
+        raise AssertionError("a negative max_tokens in the offline section passed")

@@ -2,7 +2,8 @@
 
 Snakemake loads `config/config.yaml` (the Snakefile's `configfile:`), lays each
 `--configfile` over it and validates the result against
-`workflow/schemas/config.schema.yaml`. The CLI must see exactly the same config,
+`workflow/schemas/config.schema.yaml` (what is common) and each regime's section
+against the regime's own schema (`Regime.schema`). The CLI must see exactly the same config,
 or a typo that Snakemake refuses (`api_bsae:`) would pass silently through
 `planaudit episode` and send a request to a provider's public endpoint. So every
 command reads configs here: same base, same layering, same schema, and an
@@ -86,8 +87,8 @@ def _field(where: Sequence) -> str:
 
 
 def with_regimes(schema: dict) -> dict:
-    """The config schema with the section of every registered regime that brings its own
-    (a regime kept outside planaudit; planaudit's own are in the schema file)."""
+    """The config schema with the section of every registered regime laid in (each
+    regime brings its own: planaudit's in their packages' `schema.yaml`)."""
     from planaudit.regime import regimes
 
     extra = {name: r.schema for name, r in regimes().items() if r.schema is not None}

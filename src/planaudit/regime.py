@@ -81,8 +81,9 @@ class Estimated:
 
 @dataclass(frozen=True)
 class Regime:
-    """One kind of part. `section` is its config section (its schema in
-    workflow/schemas/config.schema.yaml, or `schema` for a regime kept outside planaudit);
+    """One kind of part. `name` is also its config section, whose JSON schema is `schema`
+    (planaudit's own regimes read theirs from `schema.yaml` beside their `regime.py`,
+    `section_schema`; workflow/schemas/config.schema.yaml holds only what is common);
     `columns` its row columns beyond the common ones (JSON schema each, for collect);
     `jobs` its job list; `add_parser(sub, config_arg)` its subcommands, among them the
     shard runner `planaudit <name> shard --spec --model ...` that its jobs run (`Jobs.args`
@@ -112,6 +113,18 @@ class Regime:
 
 
 REGIMES: dict[str, Regime] = {}
+
+
+def section_schema(module_file: str) -> dict:
+    """The schema of a regime's config section, `schema.yaml` beside its module: the
+    section travels with the regime's package, not in the workflow's common schema."""
+    import yaml
+
+    path = Path(module_file).with_name("schema.yaml")
+    try:
+        return yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{path}: the regime's config schema is missing") from None
 
 
 def register(regime: Regime) -> Regime:

@@ -12,8 +12,9 @@ from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 
 
-# the sections of regimes kept outside planaudit (planaudit.regime) are checked against
-# their own schema, the rest against the file
+# each regime's section is checked against the regime's own schema (planaudit.regime
+# `Regime.schema`: planaudit's in src/planaudit/<regime>/schema.yaml), the rest against
+# the file; an error names the config file, line and field
 _SECTIONS = {n: r.schema for n, r in regimes().items() if r.schema is not None}
 validate({k: v for k, v in config.items() if k not in _SECTIONS}, schema="../schemas/config.schema.yaml")
 
@@ -28,7 +29,9 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 # nothing fails here, naming its file and line, before any job (and any paid call) runs.
 CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
 for _name, _schema in _SECTIONS.items():
-    for _e in Draft202012Validator(_schema).iter_errors(config.get(_name, {})):
+    if _name not in config:
+        continue  # as the common schema: a section left out is not checked
+    for _e in Draft202012Validator(_schema).iter_errors(config[_name]):
         _where = (_name, *_e.absolute_path)
         raise ValueError(f"{locate(CONFIG_FILES, _where, config)}{'.'.join(map(str, _where))}: {_e.message}")
 try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from planaudit.curriculum.commands import add_curriculum_parser
 from planaudit.curriculum.shard import domain_cases, domain_key, settings
 from planaudit.experiment import Experiment, ModelEntry
-from planaudit.regime import Estimated, Jobs, Regime, Workflow, register
+from planaudit.regime import Estimated, Jobs, Regime, Workflow, register, section_schema
 from planaudit.suite.catalog import run_domains
 
 
@@ -72,6 +72,7 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
 
 
 register(Regime(
+    schema=section_schema(__file__),
     name="curriculum", help="the curriculum regime (PlanBench's test cases)", jobs=jobs,
     add_parser=add_curriculum_parser, estimate=estimate, size=(360, 4000), rank=2,
     batch=True))

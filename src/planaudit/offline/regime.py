@@ -6,7 +6,7 @@ from __future__ import annotations
 from planaudit import shard
 from planaudit.experiment import ModelEntry
 from planaudit.offline.estimate import estimate
-from planaudit.regime import Jobs, Regime, Workflow, register
+from planaudit.regime import Jobs, Regime, Workflow, register, section_schema
 
 
 def part(section: dict, method: str) -> dict:
@@ -32,6 +32,7 @@ def episode(entry: ModelEntry):
 
 
 register(Regime(
+    schema=section_schema(__file__),
     name="offline", help="the offline regime", jobs=jobs,
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "offline", config_arg),
     estimate=estimate, episode=episode, rank=0, batch=True))

@@ -8,7 +8,7 @@ from planaudit import shard
 from planaudit.compliance.settings import resolve
 from planaudit.experiment import ModelEntry, Section
 from planaudit.online.estimate import estimate
-from planaudit.regime import Jobs, Regime, Workflow, register
+from planaudit.regime import Jobs, Regime, Workflow, register, section_schema
 
 
 def part(view: Workflow, section: dict, key: str) -> dict:
@@ -45,6 +45,7 @@ def episode(entry: ModelEntry):
 
 
 register(Regime(
+    schema=section_schema(__file__),
     name="online", help="the online regime", jobs=jobs,
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "online", config_arg),
     estimate=estimate, episode=episode, rank=1))
