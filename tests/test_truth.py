@@ -155,6 +155,24 @@ def test_fast_downward_runs_in_a_folder_of_its_own(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["output.sas"]
 
 
+def test_fast_downward_prunes_with_stubborn_sets_and_keeps_the_optimum():
+    """The witness searches A* with LM-cut and strong stubborn sets: on logistics p05 it
+    expands fewer states than plain astar(lmcut()) and proves the same optimum; an
+    unsolvable task stays proven unsolvable."""
+    from planaudit.formal.external import solve_external
+
+    def fd(name, search=None):
+        e = ENTRIES[name]
+        return solve_external(str(e.domain_file), str(e.problem_file), "fast-downward-opt",
+                              timeout=120, search=search)
+
+    pruned, plain = fd("logistics/p05"), fd("logistics/p05", "astar(lmcut())")
+    assert pruned.status == plain.status == "solved"
+    assert pruned.length == plain.length == ENTRIES["logistics/p05"].optimal_length
+    assert pruned.expanded < plain.expanded, (pruned.expanded, plain.expanded)
+    assert fd("hospital/p10").status == "unsolvable"
+
+
 def test_unified_planning_judges_a_plan_and_gives_its_cost():
     e = ENTRIES["logistics/p03"]
     problem = read_problem(str(e.domain_file), str(e.problem_file))
