@@ -168,3 +168,25 @@ def test_each_builtin_regime_brings_its_section_schema(tmp_path):
         assert "-3 is less than the minimum of 1" in str(e)
     else:
         raise AssertionError("a negative max_tokens in the offline section passed")
+
+
+def test_each_section_schema_names_exactly_what_its_regime_registers():
+    """The enums a section schema writes out (so a config's wrong name fails before any
+    call, naming the line) are the registries the regimes run: a strategy, architecture,
+    test case or question type added to one and not the other fails here."""
+    from planaudit.acpbench.questions import FORMS, TYPES
+    from planaudit.offline.strategies import STRATEGIES
+    from planaudit.online.architectures import ARCHITECTURES
+    from planaudit.planbench.cases import TESTS
+    from planaudit.regime import regimes
+
+    found = regimes()
+
+    def enum(regime: str, key: str) -> list[str]:
+        schema = found[regime].schema["properties"][key]
+        return (schema["items"] if "items" in schema else schema)["enum"]
+
+    assert sorted(enum("offline", "methods")) == sorted(STRATEGIES)
+    assert sorted(enum("online", "methods")) == sorted(ARCHITECTURES)
+    assert enum("curriculum", "tests") == list(TESTS)
+    assert enum("acpbench", "types") == list(TYPES) and enum("acpbench", "forms") == list(FORMS)
