@@ -230,6 +230,49 @@ def test_reading_rules_for_yes_no_and_choices():
             read_choice(bad, choices)
 
 
+def test_a_hedged_answer_line_is_unreadable_never_its_first_word():
+    """Finding 6 of issue 37: an answer line counts only when, formatting stripped, it is
+    exactly one choice or one yes/no."""
+    choices = {"A": "(pick b1 r1 g1)", "B": "(drop b1 r2 g1)", "C": "(move r1 r2)"}
+    for hedged in ("Answer: A or B", "Answer: B is wrong, C is right", "Answer: A, B",
+                   "Answer: B. (pick b1 r1 g1)"):  # a letter with another choice's text
+        with pytest.raises(Unreadable):
+            read_choice(hedged, choices)
+    for hedged in ("Answer: yes or no", "Answer: no idea", "Answer: No. Actually yes.",
+                   "Answer: Yes, it applies", "Answer: yes/no"):
+        with pytest.raises(Unreadable):
+            read_bool(hedged)
+    # formatting stripped: bold, quotes, a trailing stop, parentheses
+    for plain in ("Answer: **B**", 'Answer: "B"', "Answer: (B).", "**Answer: (b)**",
+                  "Answer: B. (drop b1 r2 g1)", "Answer: [B]"):
+        assert read_choice(plain, choices) == "B", plain
+    for plain in ("Answer: **No**", "Answer: 'no'.", "Answer: (no)", "> **Answer:** no!"):
+        assert read_bool(plain) == "no", plain
+
+
+def _val(steps: int, first: int) -> Question:
+    """A val question's truth as generate.py writes it (first: 0-based, -1 every step applies)."""
+    return Question("val", "gen", "suite", "gripper", "p01", "s0", "",
+                    {"kind": "index", "gold": first, "steps": steps})
+
+
+def test_val_steps_are_read_as_the_prompt_numbers_them_from_one(posed):
+    """Finding 7 of issue 37: "0" or "step 0" is no step (never "none"); "3." is step 3."""
+    q = _gen(posed, "val")
+    assert "\n1. (" in q.prompt and "(the first step is 1)" in q.prompt  # numbered from 1
+    every = _val(4, -1)  # every action applies: only "none" is right
+    for zero in ("0", "step 0", "Step 0.", "```\n0\n```"):
+        j = judge(every, f"```\n{zero}\n```" if "`" not in zero else zero)
+        assert j.verdict == "wrong" and "numbered from 1" in j.detail, (zero, j)
+    assert judge(every, "```\nnone\n```").correct
+    assert judge(_val(4, 0), "```\n0\n```").verdict == "wrong"  # not 0-based either
+    third = _val(5, 2)
+    for three in ("3", "3.", "3)", "step 3", "Step 3.", "**3.**", "- 3"):
+        assert judge(third, f"```\n{three}\n```").correct, three
+    assert judge(third, "```\n6\n```").detail == "said step 6; the steps are numbered from 1 to 5"
+    assert judge(third, "```\n3. (move r1 r2)\n```").verdict == "unreadable"
+
+
 def _gen(posed, qtype, domain="gripper") -> Question:
     return next(q for q in posed[0][domain] if q.type == qtype and q.form == "gen")
 

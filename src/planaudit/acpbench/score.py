@@ -11,11 +11,13 @@ question was made). A reply that keeps no grammar is `unreadable`, apart from `w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from planaudit.acpbench.questions import Question
 from planaudit.acpbench.read import (
     Unreadable,
+    bare,
     body_lines,
     is_none,
     normal_fact,
@@ -114,17 +116,28 @@ def _member(q: Question, lines: list[str]) -> Judgement:
     return _wrong(f"{said} is not one (proven); e.g. {min(gold)} is")
 
 
+# a step as the prompt numbers it: "3", "3.", "3)", "step 3", "Step 3." (a bullet before it)
+_STEP = re.compile(r"(?:[-*•]+\s*)?(?:step\s*)?(\d+)\s*[.):]?", re.I)
+
+
 def _index(q: Question, lines: list[str]) -> Judgement:
+    """The first inapplicable step, numbered as the prompt numbers it: from 1 (the answer
+    contract says so; the sequence is listed "1. ...", so "3." is step 3, not a bullet).
+    A number outside 1..steps names no step (step 0 least of all: it is never "none")."""
     first = q.truth["gold"]  # 0-based, -1: every action applies
     if len(lines) != 1:
         raise Unreadable(f"{len(lines)} lines where one step number was asked")
     if is_none(lines):
         said = -1
     else:
-        word = normal_fact(lines[0]).removeprefix("step").strip()
-        if not word.isdigit():
+        m = _STEP.fullmatch(bare(lines[0]))
+        if m is None:
             raise Unreadable(f'"{lines[0][:60]}" is not a step number')
-        said = int(word) - 1
+        number, steps = int(m.group(1)), q.truth.get("steps")
+        if number < 1 or (steps is not None and number > steps):
+            last = f"to {steps}" if steps is not None else "up"
+            return _wrong(f"said step {number}; the steps are numbered from 1 {last}")
+        said = number - 1
     if said == first:
         return _right()
     want = "none" if first < 0 else str(first + 1)
