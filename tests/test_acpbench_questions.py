@@ -273,6 +273,41 @@ def test_val_steps_are_read_as_the_prompt_numbers_them_from_one(posed):
     assert judge(third, "```\n3. (move r1 r2)\n```").verdict == "unreadable"
 
 
+def _false_fixed_sentence(suite, q: Question) -> str:  # noqa: F811
+    """A fact of `q`'s task that no action changes and that is false (so never holds)."""
+    from planaudit.formal.space import ground_atoms
+
+    inst = next(i for i in load_instances(suite, q.domain) if i.id == q.task)
+    world, _ = load_world(inst)
+    task = inst.task
+    pred, args = next((p, a) for p, a in ground_atoms(task, fluent_only=False)
+                      if p not in world.dynamic_predicates and not task.init[0] >> task.atom(p, a) & 1)
+    return world.atom_sentence(pred, args)
+
+
+def test_reach_asks_for_a_fact_that_can_change_as_its_gold_holds(posed, suite):  # noqa: F811
+    """Finding 8 of issue 37: the state lists fixed facts, the gold holds only facts some
+    action changes; the question now says so, and a fixed fact named is judged wrong for
+    that reason, not taken for a malformed reply."""
+    logistics = next(q for q in posed[0]["logistics"]
+                     if q.type == "reach" and q.form == "gen" and q.task == "p02")
+    assert "Only facts of these kinds can change: " in logistics.prompt
+    fixed = _false_fixed_sentence(suite, logistics)
+    assert " is in city " in fixed and f"- {fixed}" not in logistics.prompt  # false: never holds
+    j = judge(logistics, f"```\n{fixed}\n```")
+    assert j.verdict == "wrong" and "no action changes" in j.detail, j
+    # every changeable fact can hold (the gold is empty) while a false fixed fact exists:
+    # the question asks for a changeable one, so none is the one right answer
+    gripper = next(q for q in posed[0]["gripper"] if q.type == "reach" and q.form == "gen")
+    assert gripper.truth["gold"] == []
+    locked = _false_fixed_sentence(suite, gripper)
+    kinds = gripper.prompt.split("Only facts of these kinds can change: ")[1].split(". A fact")[0]
+    assert locked.split()[-1] not in kinds  # its kind is not among those asked about
+    assert "answer none if every fact of these kinds can hold" in gripper.prompt
+    assert judge(gripper, "```\nnone\n```").correct
+    assert judge(gripper, f"```\n{locked}\n```").verdict == "wrong"
+
+
 def _gen(posed, qtype, domain="gripper") -> Question:
     return next(q for q in posed[0][domain] if q.type == qtype and q.form == "gen")
 
@@ -402,16 +437,29 @@ def test_estimate_counts_one_call_per_question(suite, tmp_path):  # noqa: F811
 
 
 def test_acpbench_show_prints_one_question_its_truth_and_a_full_marks_answer(
-        suite, monkeypatch, capsys):  # noqa: F811
+        tmp_path, capsys):
+    """The real path: `show` prepares and proves the domain it is asked about (a copy of
+    gripper cut to p01-p02, our own search) into the config's results, then asks."""
     from planaudit.cli import main
-    from planaudit.curriculum import commands
 
-    monkeypatch.setattr(commands, "_suite_domain", lambda config, domain, results: suite)
-    assert main(["acpbench", "show", "app", "gripper/p02", "--form", "mcq"]) == 0
+    root = tmp_path / "domains" / "gripper"
+    (root / "problems").mkdir(parents=True)
+    for name in ("domain.pddl", "nl.yaml", "problems/p01.pddl", "problems/p02.pddl"):
+        (root / name).write_text((ROOT / "domains" / "gripper" / name).read_text())
+    tasks = yaml.safe_load((ROOT / "domains" / "gripper" / "tasks.yaml").read_text())
+    tasks["tasks"] = [t for t in tasks["tasks"] if t["id"] in ("p01", "p02")]
+    (root / "tasks.yaml").write_text(yaml.safe_dump(tasks))
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"results": str(tmp_path / "results"),
+                                      "suite": {"root": str(tmp_path / "domains")},
+                                      "truth": {"external": False}}))
+    show = ["acpbench", "show", "app", "gripper/p02", "--form", "mcq", "--config", str(config)]
+    assert main(show) == 0
+    assert (tmp_path / "results" / "suite" / "gripper" / "p02" / "truth.json").is_file()
     out = capsys.readouterr().out
     assert "== app mcq gripper/p02/s0 (seed 0) ==" in out and "A. (" in out
     assert '"kind": "mcq"' in out and "Answer: " in out.split("full marks ==")[1]
-    assert main(["acpbench", "show", "app", "gripper/p77"]) == 2
+    assert main(["acpbench", "show", "app", "gripper/p77", "--config", str(config)]) == 2
     assert "no solvable prepared task 'p77'" in capsys.readouterr().err
 
 

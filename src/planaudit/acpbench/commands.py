@@ -158,7 +158,8 @@ def cmd_show(args) -> int:
     print(f"== {q.type} {q.form} {q.id} (seed {seed}) ==\n")
     print(q.prompt)
     print("\n== proven truth ==")
-    print(json.dumps({k: v for k, v in q.truth.items() if k != "facts"}, indent=1))
+    print(json.dumps({k: v for k, v in q.truth.items() if k not in ("facts", "fixed")},
+                     indent=1))
     print("\n== an answer that scores full marks ==")
     print(q.oracle)
     return 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -125,6 +125,25 @@ class StateQuestions:
             out[normal_fact(self.sentence(i))] = name
             out[normal_fact(name)] = name
         return out
+
+    @cached_property
+    def fixed(self) -> list[str]:
+        """How a fact no action changes may be written (sentence and PDDL form): the
+        facts the reach question excludes by its wording, read so that naming one is
+        judged wrong with that reason rather than taken for no fact at all."""
+        out = set()
+        for pred, args in ground_atoms(self.task, fluent_only=False):
+            if pred not in self.world.dynamic_predicates:
+                out.add(normal_fact(self.world.atom_sentence(pred, args)))
+                out.add(normal_fact("(" + " ".join((pred, *args)) + ")"))
+        return sorted(out)
+
+    def changeable_kinds(self) -> list[str]:
+        """The kinds of fact some action makes true or false, as patterns (X, Y for the
+        arguments) in the domain's own sentences."""
+        letters = "XYZUVW"
+        return [self.world.atom_sentence(p, tuple(letters[:len(self.world.domain.predicates[p])]))
+                for p in sorted(self.world.dynamic_predicates)]
 
     @cached_property
     def all_actions(self) -> list[str]:
@@ -344,6 +363,16 @@ class StateQuestions:
                            self.fact_text)
 
     def q_reach(self, form, rng):
+        """A fact that can never hold, among the facts some action changes.
+
+        The state lists fixed facts too (a location's city), and a false one never holds;
+        but it never holds by reading alone, with no reasoning about actions, and were it
+        an answer, nearly every question would have one, so `none` would never be right.
+        So the question and the gold agree the other way: the generative question asks
+        explicitly for a fact of a kind some action changes (the kinds listed), the gold
+        holds only those, and a fixed fact named is read and judged wrong with that
+        reason (`fixed`), never taken for a malformed reply. ACPBench's own gold holds
+        only changeable atoms as well; the bool and mcq forms ask about such facts only."""
         seen = self.graph.atoms_seen  # every atom seen holds in a reachable state
         can = [self.atom_name(i) for i in self.universe if seen >> i & 1 and not self.holds(i)]
         undecided: list[str] = []
@@ -353,13 +382,20 @@ class StateQuestions:
             g = self.searched("reach")
             never = sorted(f"({a})" for a in g.answer)
             undecided = g.undecided
-        return self.member(
+        kinds = "; ".join(self.changeable_kinds())
+        question = self.member(
             form, rng, "reach", "fact", never, can,
-            "Name a fact that can never hold in any state reachable from the current state.",
+            "Name a fact that actions can make true or false, but that can never hold in any "
+            "state reachable from the current state. Only facts of these kinds can change: "
+            f"{kinds}. A fact of any other kind (a fixed fact of the task) is not asked about: "
+            "answer none if every fact of these kinds can hold in some reachable state.",
             lambda f: f"Is the following false in every state reachable from the current one: "
                       f"{f}?",
             "Which of these facts can never hold in any state reachable from the current state?",
             undecided=undecided)
+        if isinstance(question, Question) and form == "gen":
+            question = replace(question, truth={**question.truth, "fixed": self.fixed})
+        return question
 
     def q_areach(self, form, rng):
         seen = {self.graph.ops[k].name for k in self.graph.ops_seen}

@@ -107,6 +107,9 @@ def _member(q: Question, lines: list[str]) -> Judgement:
         return _wrong(f"said none; {len(gold)} exist, e.g. {min(gold) if gold else '-'}")
     if len(lines) != 1:
         raise Unreadable(f"{len(lines)} lines where one {t['what']} was asked")
+    if normal_fact(lines[0]) in t.get("fixed", ()):  # excluded by the question's wording
+        return _wrong(f'"{lines[0][:60]}" is a fact no action changes; the question asks '
+                      "for one that can change")
     said = (read_action(lines[0], None) if t["what"] == "action"
             else read_fact(lines[0], t.get("facts")))
     if said in gold:
