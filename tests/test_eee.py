@@ -7,6 +7,7 @@ the validator does refuse a record with a planted fault (so the checks can fail)
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -21,8 +22,13 @@ from planaudit.suite.catalog import find_entry
 from planaudit.suite.prepare import prepare
 from planaudit.suite.records import make_truth
 
-every_eval_ever = pytest.importorskip("every_eval_ever")
-from every_eval_ever.validator.validation_core import validate_file  # noqa: E402
+# CI installs the interop extra: there a missing every_eval_ever is a failure, not a skip.
+try:
+    from every_eval_ever.validator.validation_core import validate_file
+except ImportError:
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("needs every_eval_ever (pip install -e '.[interop]')", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = {"source": "builtin", "root": str(ROOT / "domains")}

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ if mode == "die":
 if mode == "mute":
     time.sleep(600)
 if mode == "stubborn":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: print("SIGTERM ignored", flush=True))
 
 class Models(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -75,12 +74,14 @@ def test_yields_the_url_and_stops_the_server_after_an_exception(venv, tmp_path):
 
 
 def test_a_server_that_ignores_sigterm_is_killed_after_the_grace(venv, tmp_path, monkeypatch):
+    """The server was asked to stop, ignored it, and is gone all the same: it was killed.
+    How long the grace takes is measured by benchmarks/timings.py, not asserted here."""
     monkeypatch.setenv("FAKE_SERVER", "stubborn")
-    start = time.monotonic()
-    with local_server(tmp_path / "s.log", model=tmp_path / "m.gguf", venv=venv,
-                      grace=0.5) as server:
+    log = tmp_path / "s.log"
+    with local_server(log, model=tmp_path / "m.gguf", venv=venv, grace=0.5) as server:
         pid = server.pid
-    assert _gone(pid) and time.monotonic() - start < 10
+    assert "SIGTERM ignored" in log.read_text()
+    assert _gone(pid)
 
 
 def test_a_server_that_dies_is_an_error_with_its_log(venv, tmp_path, monkeypatch):

@@ -144,6 +144,15 @@ def test_costs_read_by_the_domain_are_skipped_with_a_reason(tmp_path):
     assert r.status == "skipped" and r.detail == R.COSTS_READ and r.steps is None
 
 
+def _gone(pid: int) -> bool:
+    """Whether the process has ended (a zombie has: it waits only to be reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
 def fake_lpg(tmp_path: Path, monkeypatch, script: str) -> None:
     path = tmp_path / "lpg"
     path.write_text("#!/bin/sh\n" + script + "\n")
@@ -154,9 +163,14 @@ def fake_lpg(tmp_path: Path, monkeypatch, script: str) -> None:
 def test_quirks_timeout_crash_garbage_no_plan(tmp_path, monkeypatch):
     task = bw_task()
     args = (task, BW / "domain.pddl", BW / "problems" / "p03.pddl", PLAN)
-    fake_lpg(tmp_path, monkeypatch, "sleep 5")
+    # LPG past its limit: the process is killed (not left running) and the limit is
+    # reported; the time it takes is printed by benchmarks/timings.py, not asserted
+    pid_file = tmp_path / "lpg.pid"
+    fake_lpg(tmp_path, monkeypatch, f"echo $$ > {pid_file}; exec sleep 30")
     r = R.repair(*args, timeout=0.5)
-    assert r.status == "timeout" and r.steps is None and r.seconds < 4
+    assert r.status == "timeout" and r.steps is None
+    assert r.detail == "no answer within 0.5 s"
+    assert _gone(int(pid_file.read_text()))
     fake_lpg(tmp_path, monkeypatch, "kill -SEGV $$")
     assert R.repair(*args).status == "crash"
     fake_lpg(tmp_path, monkeypatch, "echo 'constant name ZZ not found'; exit 1")

@@ -112,7 +112,9 @@ def test_astar_stops_at_its_cpu_time_limit():
     task = _task("logistics/p08")
     star = astar(task, lmcut(task), "astar-lmcut", max_seconds=0.3)
     assert star.status == "limit" and star.plan is None and 0 < star.expanded
-    assert star.seconds < 10
+    # the CPU limit stopped it, not the state limit (its default, 5,000,000, is far off);
+    # how far past 0.3 s it stops is printed by benchmarks/timings.py
+    assert star.generated < 5_000_000
 
 
 def _every_operator_bfs(task) -> tuple[str, list[str], int, int, set]:
