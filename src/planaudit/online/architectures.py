@@ -7,10 +7,17 @@ reviews every `act` and `submit` before it runs (`critic`), a sound validator
 that blocks inapplicable actions instead of ending the episode (`gated`, which
 is `react` in a gated environment), or an offline plan executed step by step
 with sensing only on surprise (`plan-execute`).
+
+The budget of N caps both what the environment runs (N tool calls, rejected proposals
+and tool-less turns) and what is paid: at most N model replies per episode in every
+architecture, the critic's reviews, the reflector's lessons and the planner's answers
+(malformed or not) included. An architecture asks through `Agent.reply`, which counts
+the reply before it is asked for; the N+1st ends the episode as `budget-exhausted`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -29,10 +36,24 @@ Architecture = Callable[["Agent"], Awaitable[None]]
 ARCHITECTURES: dict[str, Architecture] = {}
 
 
+class BudgetSpent(Exception):
+    """The budget's N model replies are paid: the episode ends as budget-exhausted."""
+
+
 def architecture(name: str) -> Callable[[Architecture], Architecture]:
+    """Register an architecture; a reply past the budget ends its episode, wherever the
+    architecture asked for it."""
     def register(fn: Architecture) -> Architecture:
-        ARCHITECTURES[name] = fn
-        return fn
+        @functools.wraps(fn)
+        async def run(agent: Agent) -> None:
+            try:
+                await fn(agent)
+            except BudgetSpent:
+                if not agent.env.done:
+                    agent.env.exhaust("model replies")
+
+        ARCHITECTURES[name] = run
+        return run
 
     return register
 
@@ -90,6 +111,19 @@ class Agent:
     memory: list[str] = field(default_factory=list)  # reflexion's lessons
     setting: PlanSetting = NONE  # the workflow prescribed in the system prompt
 
+    async def reply(self, messages: list[dict], purpose: str = "act",
+                    tools: list | None = None) -> Call:
+        """One model reply, counted against the budget before it is asked for (raises
+        BudgetSpent when the N replies are paid)."""
+        if not self.env.pay():
+            raise BudgetSpent
+        return await self.ask(messages, purpose=purpose, tools=tools)
+
+    @property
+    def affords(self) -> bool:
+        """Whether one more reply fits in the budget."""
+        return self.env.count.replies < self.env.budget
+
     def system(self) -> dict:
         text = instruction(self.env.budget, self.protocol, self.setting)
         if self.memory:
@@ -133,7 +167,7 @@ def _observe(agent: Agent, messages: list[dict], obs: Observation, call_id: str 
 async def _review(agent: Agent, messages: list[dict], name: str, args: dict) -> str | None:
     """The critic's verdict on a proposal: None to approve, else the reason."""
     proposal = f"{name} {json.dumps(args)}"
-    call = await agent.ask([{"role": "system", "content": CRITIC},
+    call = await agent.reply([{"role": "system", "content": CRITIC},
                             {"role": "user", "content": history_text(messages)
                              + f"\n\nProposed call: {proposal}"}], purpose="critic")
     m = _REJECT.match(call.content or "")
@@ -141,7 +175,7 @@ async def _review(agent: Agent, messages: list[dict], name: str, args: dict) -> 
 
 
 async def _reflect(agent: Agent, messages: list[dict], obs: Observation) -> None:
-    call = await agent.ask([{"role": "system", "content": REFLECT},
+    call = await agent.reply([{"role": "system", "content": REFLECT},
                             {"role": "user", "content": history_text(messages)
                              + f"\n\nThe error: {obs.text}"}], purpose="reflect")
     lesson = (call.content or "").strip()
@@ -160,7 +194,7 @@ async def act_loop(agent: Agent, *, critic: bool = False, reflect: bool = False)
             env.exhaust()
             break
         messages[0] = agent.system()
-        call = await agent.ask(messages, purpose="act", tools=tools)
+        call = await agent.reply(messages, purpose="act", tools=tools)
         if agent.protocol == "native":
             calls = native_calls(call.tool_calls)
             messages.append(assistant_message(call.content, call.tool_calls))
@@ -176,6 +210,8 @@ async def act_loop(agent: Agent, *, critic: bool = False, reflect: bool = False)
         first, *rest = calls
         if first.error:
             obs = env.undecodable(first.error, first.name)
+        elif critic and first.name in ("act", "submit") and not agent.affords:
+            obs = env.unreviewed(first.name, first.args)  # no reply left for the review
         elif critic and first.name in ("act", "submit") and (
                 reason := await _review(agent, messages, first.name, first.args)) is not None:
             obs = env.rejected(reason, first.name, first.args)
@@ -226,7 +262,7 @@ async def plan_execute(agent: Agent) -> None:
                 {"role": "user", "content": task_text}]
     replans = int(agent.params.get("replans", 2))
     while not env.done:
-        reply = (await agent.ask(messages, purpose="final")).content or ""
+        reply = (await agent.reply(messages, purpose="final")).content or ""
         env.say(reply)
         ex = extract(reply, env.actions)
         if ex.kind == "unsolvable":

@@ -40,6 +40,7 @@ class Observation:
 @dataclass
 class Counters:
     steps: int = 0  # every tool call, rejected proposal and tool-less turn
+    replies: int = 0  # every model reply paid for (actor, critic, reflection, planner)
     n_epistemic: int = 0
     n_ontic: int = 0
     queried_before_act: bool | None = None
@@ -138,10 +139,25 @@ class Environment:
         so a budget of N never pays for an N+1st reply that could not be executed."""
         return self.count.steps >= self.budget
 
-    def exhaust(self) -> Observation:
-        """End the episode: the budget is used up."""
-        self._fail("budget", None, f"the budget of {self.budget} tool calls is used up")
-        return self._end("budget", f"The budget of {self.budget} tool calls is used up.")
+    def pay(self) -> bool:
+        """Count one model reply against the budget before it is asked for; False when the
+        budget's N replies are spent (the budget caps replies as well as tool calls, so
+        that a critic, a reflector or a planner's retries cannot buy more than N)."""
+        if self.count.replies >= self.budget:
+            return False
+        self.count.replies += 1
+        return True
+
+    def exhaust(self, unit: str = "tool calls") -> Observation:
+        """End the episode: the budget (of tool calls, or of `unit`) is used up."""
+        self._fail("budget", None, f"the budget of {self.budget} {unit} is used up")
+        return self._end("budget", f"The budget of {self.budget} {unit} is used up.")
+
+    def unreviewed(self, name: str, args: dict) -> Observation:
+        """A proposal the critic could not be paid to review: recorded (the actor did call
+        a tool), not executed, and the episode ends on its budget of replies."""
+        self._record(name, args, "unreviewed")
+        return self.exhaust("model replies")
 
     def spend(self) -> Observation | None:
         """Count one unit of the budget; with none left, the episode ends."""
