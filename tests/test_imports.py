@@ -25,7 +25,8 @@ LAYERS = {
     "formal": 0,
     "suite": 1, "llm": 1, "compliance": 1,
     "reference": 2, "experiment": 2, "shard": 2,
-    # the regimes (and PlanBench's material, which the curriculum is built on)
+    # the regimes (and PlanBench's material, which the curriculum is built on); no regime
+    # imports another (test_no_regime_imports_another_regime)
     "offline": 3, "online": 3, "planbench": 3, "curriculum": 3, "acpbench": 3,
     "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4,
     "cli": 5,
@@ -98,6 +99,17 @@ def test_no_part_imports_the_command_line(graph):
 def test_planbench_material_knows_nothing_of_the_curriculum(graph):
     assert not sorted(f"{m} -> {t}" for m, ts in graph.items() if part(m) == "planbench"
                       for t in ts if part(t) == "curriculum")
+
+
+def test_no_regime_imports_another_regime(graph):
+    """A regime is a package with a `regime.py` (what the registry finds); material two
+    regimes share (a state told in sentences: `suite/world.py`) lives below both.
+    `planbench/` is PlanBench's material, not a regime: the curriculum is built on it."""
+    regimes = {p.parent.name for p in (SRC / "planaudit").glob("*/regime.py")}
+    assert {"offline", "online", "curriculum", "acpbench"} <= regimes
+    assert "planbench" not in regimes
+    assert not sorted(f"{m} -> {t}" for m, ts in graph.items() if part(m) in regimes
+                      for t in ts if part(t) in regimes and part(t) != part(m))
 
 
 def test_reference_models_reach_the_tool_protocol_not_the_online_regime(graph):

@@ -41,17 +41,11 @@ def cmd_curriculum_shard(args) -> int:
 
 
 def _suite_domain(config: dict, domain: str, results: Path) -> Path:
-    """The prepared suite folder, every task of `domain` prepared and proven (as the suite
-    rules would) where it is not yet: examples come from the domain's other tasks."""
-    from planaudit.suite.catalog import load_suite
-    from planaudit.suite.prepare import prepare_task
+    """The prepared suite folder with every task of `domain` prepared and proven
+    (`planaudit.suite.world.prepared_domain`, which ACPBench's `show` calls too)."""
+    from planaudit.suite.world import prepared_domain
 
-    suite = config["suite"]
-    for entry in load_suite(dict(suite, domains=[domain])):
-        if not (results / "suite" / domain / entry.id / "truth.json").is_file():
-            print(f"preparing and proving {domain}/{entry.id} ...", file=sys.stderr)
-            prepare_task(config, domain, entry.id, results)
-    return results / "suite"
+    return prepared_domain(config, domain, results)
 
 
 def cmd_planbench_show(args) -> int:
