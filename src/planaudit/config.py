@@ -192,3 +192,40 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
+
+
+def load_named(*paths: str | Path | None, base: Path | None = BASE_CONFIG,
+               check: bool = True) -> tuple[dict, dict]:
+    """The config Snakemake would run (`load_config`) and what the user's own files name:
+    `paths` merged without the base (Snakemake's `config_settings.overwrite_config`). With
+    no file of the user's, the base is what they run and it names everything."""
+    config = load_config(*paths, base=base, check=check)
+    named: dict = {}
+    for p in paths:
+        if p is not None:
+            named = merge(named, _read(Path(p))[0])
+    return config, (named if any(p is not None for p in paths) else config)
+
+
+def restrict(config: Mapping, named: Mapping) -> dict:
+    """The config a model that is not a reference model runs: what the user's files
+    (`named`: the --configfile files and --config values, without config/config.yaml)
+    name, and nothing the default only inherits. A regime section they do not name is
+    left out; in one they name, each key that lists what runs (`Regime.choices`: offline
+    `methods`, online `methods` and `plan_settings`, curriculum `tests`, ACPBench
+    `types`) is left out unless they name it (absent, a list means nothing, and online's
+    plan settings mean `none`, no workflow). The rest (budgets, max_tokens, params) is
+    inherited: it says how a named job runs, not whether it runs."""
+    from planaudit.regime import regimes
+
+    out = dict(config)
+    for name, regime in regimes().items():
+        if name not in out:
+            continue
+        mine = named.get(name)
+        if not isinstance(mine, Mapping):
+            del out[name]
+            continue
+        out[name] = {k: v for k, v in out[name].items()
+                     if k not in regime.choices or k in mine}
+    return out

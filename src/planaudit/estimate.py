@@ -18,11 +18,18 @@ in the output).
 
 A model with `batch: true` has its offline, curriculum and ACPBench calls priced at its
 batch rate (`batch_rate`, default half), as batch mode bills them (llm/batch.py); online
-calls are not batched and keep the ordinary price.
+calls are not batched and keep the ordinary price. Each batched row says its waves (the
+sequential calls of its longest episode, each a batch that may take 24 hours: the
+worst-case wait); a row past the model's `batch_max_waves` is marked REFUSED, as the
+workflow and the shard refuse it before any request.
+
+A model that is not a reference model is estimated on what the user's own files name
+(`Experiment.for_model`), as the workflow runs it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +53,8 @@ class Estimate:
     output_tokens: int
     usd: float
     batch_rate: float | None = None  # priced at this fraction of the model's price (batch mode)
+    waves: int = 1  # sequential calls of the longest episode: batch mode waits up to 24 h each
+    max_waves: int | None = None  # batch mode: the model's batch_max_waves (None: not batched)
 
 
 def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
@@ -64,12 +73,16 @@ def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
                 return litellm.token_counter(messages=messages)
 
         batching = Batching.of(entry.to_dict())
+        mine = experiment.for_model(entry)
+        waves = experiment.waves(entry)
         for name, regime in regimes().items():
             rate = batching.rate if batching is not None and regime.batch else None
-            for e in regime.estimate(experiment, entry, suite_dir, out_tokens, counter):
+            for e in regime.estimate(mine, entry, suite_dir, out_tokens, counter):
                 usd = _usd(cfg, e.input_tokens, e.output_tokens) * (1.0 if rate is None else rate)
                 rows.append(Estimate(cfg.name, e.method, name, e.tasks, e.calls,
-                                     e.input_tokens, e.output_tokens, usd, rate))
+                                     e.input_tokens, e.output_tokens, usd, rate,
+                                     waves.get((name, e.method), e.waves),
+                                     entry.max_waves if rate is not None else None))
     return rows
 
 
@@ -92,7 +105,7 @@ def render(rows: list[Estimate]) -> str:
            f"{'output tok':>11} {'USD':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        batch = "" if r.batch_rate is None else f"  batch x{r.batch_rate:g}"
+        batch = "" if r.batch_rate is None else f"  batch x{r.batch_rate:g}, {waves(r)}"
         lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<22} {r.tasks:>5} {r.calls:>8} "
                      f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}{batch}")
     total = sum(r.usd for r in rows)
@@ -104,5 +117,69 @@ def render(rows: list[Estimate]) -> str:
               "online: lower bound, the oracle's path; reference models cost nothing and are "
               "not LLMs)"]
     if any(r.batch_rate is not None for r in rows):
-        lines.append("(batch xR: sent as provider batches, priced at R times the model's price)")
+        lines.append("(batch xR: sent as provider batches, priced at R times the model's price; "
+                     "N waves: the longest episode's sequential calls, one batch each, up to 24 h "
+                     "a batch; REFUSED: past the model's batch_max_waves, not run)")
+    return "\n".join(lines)
+
+
+def waves(r: Estimate) -> str:
+    """A batched row's waves and worst-case wait, and whether batch mode refuses it."""
+    text = f"{r.waves} wave{'s' * (r.waves != 1)} (worst case {r.waves * 24} h)"
+    if r.max_waves is not None and r.waves > r.max_waves:
+        text += f" REFUSED: batch_max_waves {r.max_waves}"
+    return text
+
+
+def paid(experiment: Experiment, suite_dir: Path) -> str:
+    """What a run pays for, as the workflow prints it before its first request and
+    `planaudit check` shows it: the jobs of every model that is not a reference model
+    and, once the suite is prepared, their estimate (calls, tokens, dollars, waves)."""
+    text = render_jobs(jobs_of(experiment))
+    models = tuple(m for m in experiment.models if not m.is_reference)
+    if not models:
+        return text
+    try:
+        if not any(suite_dir.glob("*/*/truth.json")):
+            raise FileNotFoundError(suite_dir)
+        rows = estimate(dataclasses.replace(experiment, models=models), suite_dir)
+    except (FileNotFoundError, ValueError):  # a part of the suite not prepared yet
+        return (text + f"\n(calls and dollars: `planaudit estimate` once the suite is prepared "
+                       f"in {suite_dir})")
+    return text + "\n" + render(rows)
+
+
+def jobs_of(experiment: Experiment) -> list[tuple[str, str, list[str]]]:
+    """(model, regime, job keys) for every model that is not a reference model: the jobs a
+    run pays for, as the user's files name them (`Experiment.for_model`). A regime's keys
+    are its choice lists crossed (`Regime.choices`; online, an absent plan setting list is
+    `none`), as its job list builds them."""
+    out = []
+    for entry in experiment.models:
+        if entry.is_reference:
+            continue
+        mine = experiment.for_model(entry)
+        for name, regime in regimes().items():
+            section = mine.section(name)
+            keys: list[str] = [""]
+            for k in regime.choices:
+                values = (section.plan_settings if k == "plan_settings"
+                          else section.written.get(k) or [])
+                keys = [f"{a}/{b}" if a else str(b) for a in keys for b in values]
+            if regime.choices:  # a regime without them: its own job list decides
+                out.append((entry.name, name, keys))
+    return out
+
+
+def render_jobs(rows: list[tuple[str, str, list[str]]]) -> str:
+    """The table the workflow prints before its first request and `planaudit check` shows:
+    per model that is not a reference model and regime, the jobs it pays for."""
+    if not rows:
+        return "Paid jobs: none (every model is a reference model: no call costs anything)"
+    lines = ["Paid jobs (models that are not reference models run only the regimes, methods "
+             "and plan settings your config files name; README: Configs):",
+             f"  {'model':<24} {'regime':<11} {'jobs':>4}  which"]
+    for model, regime, keys in rows:
+        which = ", ".join(keys) if keys else "none"
+        lines.append(f"  {model:<24} {regime:<11} {len(keys):>4}  {which}")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ shard's results is fingerprinted (`shard_hash`), so a row says which configurati
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -17,13 +18,19 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from planaudit.compliance.settings import PlanSetting, SettingError, resolve
-from planaudit.config import ConfigError, load_config
+from planaudit.config import ConfigError, load_config, restrict
 from planaudit.llm.client import ModelConfig
 
 __all__ = ["ConfigError", "Experiment", "MethodParams", "ModelEntry", "Repair", "Section",
            "load_config", "shard_hash"]
 
 CLIENT_FIELDS = tuple(f.name for f in fields(ModelConfig))
+# A batch-mode job waits up to 24 h for each wave (one sequential call of its longest
+# episode). 8 admits every default strategy but tree of thoughts (self-refine at 3 rounds is
+# 7 waves, modulo 4, the rest 1-2) and refuses tot's 67 (up to 67 days); no wave count fits
+# the SLURM job's 720 minutes in the worst case, but a job past its time resumes by the
+# batch ids on disk, so the bound is on the days to a result, not on one cluster job.
+BATCH_MAX_WAVES = 8
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,8 @@ class ModelEntry:
     api_base: str | None
     tool_protocol: str  # native (the provider's tool calls) or text
     written: Mapping[str, Any]
+    # why batch mode refuses this model's jobs in its experiment (too many waves), or None
+    refusal: str | None = None
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any]) -> ModelEntry:
@@ -68,9 +77,17 @@ class ModelEntry:
     def to_dict(self) -> dict:
         return copy.deepcopy(dict(self.written))
 
+    @property
+    def max_waves(self) -> int:
+        """batch_max_waves: the most waves (a day each at worst) a batch-mode job may take."""
+        return int(self.written.get("batch_max_waves", BATCH_MAX_WAVES))
+
     def require(self) -> None:
         """Refuse to start when this model cannot answer (`llm/preflight.py`, which reads
-        the entry as the config writes it): before any call, in seconds."""
+        the entry as the config writes it), or when batch mode would wait too long for it
+        (`refusal`): before any call, in seconds."""
+        if self.refusal:
+            raise ConfigError(self.refusal)
         from planaudit.llm.preflight import require_models
 
         require_models([self.to_dict()])
@@ -180,18 +197,62 @@ class Experiment:
     results: str
     suite: Mapping[str, Any]
     output_tokens: Mapping[str, int]  # estimate.output_tokens: the bill's assumed replies
+    # the sections a model that is not a reference model runs: only what the user's own
+    # files name (`planaudit.config.restrict`); the same as `sections` when all is named
+    paid: Mapping[str, Section] | None = None
 
     @classmethod
-    def from_dict(cls, config: Mapping[str, Any]) -> Experiment:
+    def from_dict(cls, config: Mapping[str, Any], named: Mapping[str, Any] | None = None
+                  ) -> Experiment:
+        """`named`: what the user's own files name (`config.load_named`); None when the
+        config names all it runs (a job's slice, a test's dict)."""
         from planaudit.regime import regimes
 
-        return cls(
+        def sections(c: Mapping[str, Any]) -> dict[str, Section]:
+            return {r: Section.from_dict(r, c[r]) for r in regimes() if r in c}
+
+        experiment = cls(
             models=tuple(ModelEntry.from_dict(m) for m in config.get("models", [])),
-            sections={r: Section.from_dict(r, config[r]) for r in regimes() if r in config},
+            sections=sections(config),
             cache=config.get("cache", ".cache/planaudit"),
             results=config.get("results", "results"),
             suite=copy.deepcopy(dict(config.get("suite") or {})),
-            output_tokens=dict((config.get("estimate") or {}).get("output_tokens") or {}))
+            output_tokens=dict((config.get("estimate") or {}).get("output_tokens") or {}),
+            paid=None if named is None else sections(restrict(config, named)))
+        return dataclasses.replace(experiment, models=tuple(
+            dataclasses.replace(m, refusal=experiment.batch_refusal(m))
+            for m in experiment.models))
+
+    def for_model(self, entry: ModelEntry) -> Experiment:
+        """The experiment as `entry` runs it: a model that is not a reference model runs
+        only the sections, methods and plan settings the user's files name."""
+        if entry.is_reference or self.paid is None:
+            return self
+        return dataclasses.replace(self, sections=self.paid, paid=None)
+
+    def waves(self, entry: ModelEntry) -> dict[tuple[str, str], int]:
+        """(regime, method) -> waves of each batched job of `entry` in batch mode (a
+        regime without `Regime.waves` asks one call an episode: one wave)."""
+        from planaudit.regime import regimes
+
+        if not entry.written.get("batch") or entry.is_reference:
+            return {}
+        mine = self.for_model(entry)
+        return {(name, m): r.waves(mine.section(name).written, m)
+                for name, r in regimes().items() if r.batch and r.waves is not None
+                for m in mine.section(name).methods}
+
+    def batch_refusal(self, entry: ModelEntry) -> str | None:
+        """Why batch mode refuses `entry`'s jobs: a method whose waves (up to 24 h each)
+        exceed the entry's `batch_max_waves`; None when every job fits."""
+        over = [(r, m, n) for (r, m), n in self.waves(entry).items() if n > entry.max_waves]
+        if not over:
+            return None
+        what = ", ".join(f"{r} {m}: {n} waves (up to {n} days)" for r, m, n in over)
+        return (f"config models[{entry.name}]: batch mode refuses {what}; the bound is "
+                f"batch_max_waves: {entry.max_waves} (each wave is a provider batch that may "
+                "take 24 h). Raise batch_max_waves, drop batch: true for this model, or "
+                "leave the method out")
 
     def model(self, name: str) -> ModelEntry:
         for m in self.models:

@@ -77,6 +77,8 @@ class Estimated:
     calls: int
     input_tokens: int
     output_tokens: int
+    # the sequential calls of its longest episode: in batch mode, one provider batch each
+    waves: int = 1
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,9 @@ class Regime:
     with the report's seeded bootstrap interval); `episode(entry)`, for a regime of
     episodes, the `run_episode` of `planaudit episode` for that `ModelEntry`; `size` a
     job's (minutes, MB); `batch` whether its jobs run in batch waves (llm/batch.py) for a
-    `batch: true` model."""
+    `batch: true` model; `epochs`, `tools` and `layout` what a regime of episodes runs
+    and where its shards lie (below). Planaudit's own regimes declare their row columns
+    in `row.yaml` beside their `regime.py` (`row_columns`)."""
 
     name: str
     help: str
@@ -107,9 +111,30 @@ class Regime:
     tables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     episode: Callable[[Any], Callable[..., Any]] | None = None
     rank: int = 100  # where it comes among regimes (jobs, estimate rows, help)
+    # its episodes run its section's `epochs` times each, every row naming its epoch
+    epochs: bool = False
+    # its episodes act through tools: the shard's dead-tools alarm watches them
+    tools: bool = False
+    # one shard's path under results/episodes/<name>/, by what each folder and the file's
+    # stem name ("model", "method", "setting", "domain"): ("model", "method", "domain") is
+    # <model>/<method>/<domain>.parquet. `planaudit export inspect` reads a run by it
+    layout: tuple[str, ...] = ("model", "method")
+
+    def shard_fields(self, parts: Sequence[str]) -> dict[str, str] | None:
+        """What a shard's path below episodes/<name>/ (its folders, then its file's stem)
+        names, by `layout`; None where the path is not laid out so."""
+        return dict(zip(self.layout, parts, strict=True)) if len(parts) == len(self.layout) \
+            else None
     # its calls may go in provider batches (a model's `batch: true`): each is asked again
     # after the batch, so a call waits for a batch only where no call waits on it
     batch: bool = False
+    # the keys of its section that each list what runs (offline `methods`, online `methods`
+    # and `plan_settings`): a model that is not a reference model runs only what the
+    # user's own config files name (planaudit.config.restrict)
+    choices: tuple[str, ...] = ()
+    # waves(section, method): the sequential calls of one episode of `method` (batch mode
+    # waits up to a day for each); None: one call an episode
+    waves: Callable[[Mapping[str, Any], str], int] | None = None
 
 
 REGIMES: dict[str, Regime] = {}
@@ -127,6 +152,22 @@ def section_schema(module_file: str) -> dict:
         return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except FileNotFoundError:
         raise ValueError(f"{path}: the regime's config schema is missing") from None
+
+
+def row_columns(module_file: str) -> dict:
+    """A regime's own row columns (name -> JSON schema), `row.yaml` beside its module:
+    collect lays them into the row schema (workflow/schemas/row.schema.yaml holds only the
+    columns every regime's rows share)."""
+    import yaml
+
+    path = Path(module_file).with_name("row.yaml")
+    try:
+        found = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: the regime's row columns are missing") from None
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise ValueError(f"{path}: needs a mapping of column name -> JSON schema")
+    return found
 
 
 def register(regime: Regime) -> Regime:

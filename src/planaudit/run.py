@@ -134,13 +134,30 @@ def _prepared(config: dict, name: str, results: Path) -> Path:
         raise InputError(str(e)) from None
 
 
+def read_named(args) -> tuple[dict, dict]:
+    """The config as Snakemake would run it, and what the user's --config files name (a
+    model that is not a reference model runs only that: `planaudit.config.restrict`)."""
+    from planaudit.config import ConfigError, load_named
+
+    try:
+        return load_named(*(args.config or []))
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+
+
 def cmd_check(args) -> int:
-    """Before a paid run: every model's provider, credentials and server, in seconds."""
+    """Before a paid run: every model's provider, credentials and server, in seconds, and
+    what the run pays for (the jobs the workflow prints before its first request)."""
+    from planaudit.estimate import paid
     from planaudit.experiment import Experiment
     from planaudit.llm.preflight import check_model, resource_name, server_tools
 
-    config = json.loads(args.spec) if args.spec else read_config(args)
-    experiment = Experiment.from_dict(config)
+    if args.spec:
+        config = json.loads(args.spec)
+        experiment = Experiment.from_dict(config)
+    else:
+        config, named = read_named(args)
+        experiment = Experiment.from_dict(config, named)
     entries = [m for m in experiment.models if not args.model or m.name in args.model]
     if args.model and (unknown := set(args.model) - {m.name for m in entries}):
         raise InputError(f"no model named {', '.join(sorted(unknown))} in the config (have: "
@@ -157,6 +174,7 @@ def cmd_check(args) -> int:
             unwritable = True
     for entry in entries:
         problems = check_model(entry.to_dict())
+        problems += [entry.refusal] if entry.refusal else []  # batch waves past the bound
         failed += bool(problems)
         kind = "reference, not an LLM" if entry.is_reference else "LLM"
         status = "ok" if not problems else "CANNOT RUN"
@@ -166,6 +184,8 @@ def cmd_check(args) -> int:
             print(f"  {p}")
         if not problems and (note := server_tools(entry.to_dict())):
             print(f"  note: {note}")
+    if not args.spec and not args.model:
+        print(paid(experiment, Path(experiment.results) / "suite"))
     if args.out and not failed and not unwritable:
         atomic.write_text(args.out, json.dumps([m.name for m in entries]) + "\n")
     if failed:
@@ -179,7 +199,7 @@ def cmd_estimate(args) -> int:
     from planaudit.estimate import estimate, render
     from planaudit.experiment import ConfigError, Experiment
 
-    experiment = Experiment.from_dict(read_config(args))
+    experiment = Experiment.from_dict(*read_named(args))
     try:
         rows = estimate(experiment, Path(args.results or experiment.results) / "suite")
     except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError

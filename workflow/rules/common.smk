@@ -7,7 +7,8 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from snakemake.utils import validate
 
-from planaudit.config import BASE_CONFIG, locate
+from planaudit.config import BASE_CONFIG, locate, restrict
+from planaudit.experiment import Experiment
 from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 
@@ -39,6 +40,19 @@ try:
 except SelectionError as e:
     raise ValueError(f"{locate(CONFIG_FILES, e.where, config)}{e}") from None
 ENTRIES = {(e.domain, e.id): e for e in _PREPARED}
+
+# What runs is what the user's files name (README: Configs): Snakemake lays config/config.yaml
+# under the --configfile files and --config values (`overwrite_config`, empty when there are
+# none: then the default is the user's and names all). A model that is not a reference model
+# runs only the regimes, methods and plan settings those name (planaudit.config.restrict);
+# reference models run the merged config. A batch-mode job past its model's
+# batch_max_waves fails the run here, before any job.
+NAMED = workflow.config_settings.overwrite_config or config
+PAID_CONFIG = restrict(config, NAMED)
+EXPERIMENT = Experiment.from_dict(config, NAMED)
+for _entry in EXPERIMENT.models:
+    if _entry.refusal:
+        raise ValueError(_entry.refusal)
 # the selection as explicit ids for the shards' specs (a changed set reruns them; the
 # cache answers every episode already run); None when it leaves out no prepared task, so
 # that a config without suite.tasks keeps its params and its finished jobs

@@ -13,10 +13,14 @@
 # credentials, server): a run that cannot succeed fails in seconds, before any paid
 # call. Its marker stays, so that a later run does not rerun every shard; each shard
 # checks its model again before its first call.
+import dataclasses
 import json
 import re
 import shlex
+import sys
+from pathlib import Path
 
+from planaudit.estimate import paid
 from planaudit.llm.preflight import resource_name
 from planaudit.regime import Workflow, regimes
 
@@ -40,9 +44,28 @@ VIEW = Workflow(
     locate=lambda where: locate(CONFIG_FILES, where, config),
 )
 JOBS = {name: r.jobs(VIEW) for name, r in regimes().items()}
+# a model that is not a reference model: only what the user's files name (common.smk)
+PAID = [m for m in MODELS if not ENTRY[m]["model"].startswith("reference/")]
+PAID_JOBS = (
+    {name: r.jobs(dataclasses.replace(VIEW, config=PAID_CONFIG)) for name, r in regimes().items()}
+    if PAID
+    else JOBS
+)
+
+
+def jobs_of(model):
+    """Each regime's jobs as `model` runs them."""
+    return PAID_JOBS if model in PAID else JOBS
+
+
 # every regime's output files, in the registry's order (collect and `all` read them)
-SHARDS = {name: [f for m in MODELS for f in jobs.files(m)] for name, jobs in JOBS.items()}
+SHARDS = {name: [f for m in MODELS for f in jobs_of(m)[name].files(m)] for name in JOBS}
 REGIME_SHARDS = [f for files in SHARDS.values() for f in files]
+
+# Before the first request: what the run pays for (the same table `planaudit check` shows),
+# once, in the process that schedules (not in a cluster job's own Snakemake)
+if workflow.is_main_process:
+    print(paid(EXPERIMENT, Path(RESULTS) / "suite"), file=sys.stderr, flush=True)
 
 
 def job_spec(jobs, model):
@@ -53,10 +76,11 @@ def job_args(jobs, model):
     return lambda wc: " ".join(shlex.quote(a) for a in jobs.args(model, wc.job))
 
 
-for _name, _jobs in JOBS.items():
-    if not _jobs.keys:
-        continue
+for _name in JOBS:
     for _model in MODELS:
+        _jobs = jobs_of(_model)[_name]
+        if not _jobs.keys:
+            continue
 
         rule:
             name:

@@ -9,7 +9,15 @@ from planaudit.acpbench.commands import add_parser
 from planaudit.acpbench.files import entry_key
 from planaudit.acpbench.shard import job_questions
 from planaudit.experiment import Experiment, ModelEntry
-from planaudit.regime import Estimated, Jobs, Regime, Workflow, register, section_schema
+from planaudit.regime import (
+    Estimated,
+    Jobs,
+    Regime,
+    Workflow,
+    register,
+    row_columns,
+    section_schema,
+)
 from planaudit.suite.catalog import run_domains
 
 
@@ -71,5 +79,6 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
 register(Regime(
     schema=section_schema(__file__),
     name="acpbench", help="ACPBench: its questions answered by proof from their PDDL",
+    layout=("model", "method"), columns=row_columns(__file__),
     jobs=jobs, add_parser=add_parser, estimate=estimate, size=(360, 4000), rank=3,
-    batch=True))
+    batch=True, choices=("types",)))

@@ -3,10 +3,14 @@ plan (a strategy per job, `planaudit offline shard`, episodes through `shard.py`
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
 from planaudit import shard
 from planaudit.experiment import ModelEntry
-from planaudit.offline.estimate import estimate
-from planaudit.regime import Jobs, Regime, Workflow, register, section_schema
+from planaudit.offline.estimate import count, estimate
+from planaudit.regime import Jobs, Regime, Workflow, register, row_columns, section_schema
 
 
 def part(section: dict, method: str) -> dict:
@@ -25,6 +29,16 @@ def jobs(view: Workflow) -> Jobs:
                               lambda method: part(section, method))
 
 
+def waves(section: Mapping[str, Any], method: str) -> int:
+    """The sequential calls of one episode of `method` (batch mode waits for each): the
+    estimate's stand-in, which never lets a loop stop early, on a brief of placeholders,
+    since a strategy's number of calls depends on its parameters, not on the task."""
+    brief = {"preamble": "-", "domain": "-", "instance": "-"}
+    params = dict((section.get("params") or {}).get(method, {}))
+    calls, _, _ = asyncio.run(count(method, params, brief, {}, lambda messages: 0))
+    return calls
+
+
 def episode(entry: ModelEntry):
     from planaudit.offline.run import run_episode
 
@@ -34,5 +48,7 @@ def episode(entry: ModelEntry):
 register(Regime(
     schema=section_schema(__file__),
     name="offline", help="the offline regime", jobs=jobs,
+    layout=("model", "method", "domain"), columns=row_columns(__file__),
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "offline", config_arg),
-    estimate=estimate, episode=episode, rank=0, batch=True))
+    estimate=estimate, episode=episode, rank=0, batch=True, choices=("methods",),
+    waves=waves))

@@ -8,7 +8,7 @@ from planaudit import shard
 from planaudit.compliance.settings import resolve
 from planaudit.experiment import ModelEntry, Section
 from planaudit.online.estimate import estimate
-from planaudit.regime import Jobs, Regime, Workflow, register, section_schema
+from planaudit.regime import Jobs, Regime, Workflow, register, row_columns, section_schema
 
 
 def part(view: Workflow, section: dict, key: str) -> dict:
@@ -47,5 +47,7 @@ def episode(entry: ModelEntry):
 register(Regime(
     schema=section_schema(__file__),
     name="online", help="the online regime", jobs=jobs,
+    epochs=True, tools=True, layout=("model", "method", "setting", "domain"),
+    columns=row_columns(__file__),
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "online", config_arg),
-    estimate=estimate, episode=episode, rank=1))
+    estimate=estimate, episode=episode, rank=1, choices=("methods", "plan_settings")))
