@@ -18,15 +18,27 @@ is checked by breadth-first search in the tests for the small members.
   unit (discharge, clean, admit).
 - loadbalancing: n buckets, n switched-off servers of capacity 1.
   unit (power-on, start-service, assign-bucket).
+
+A domain of one's own declares its family beside its domain.pddl, in `family.yaml`
+(read by `declared`), so that t5 runs on it without editing planaudit: the member's
+objects, initial facts, goal facts and pattern plan as PDDL lines, a line repeated
+over a range with a trailing `for i in 1..n` (bounds: a number, `n`, `n+1`, `n-1`),
+`{i}`, `{n}`, `{i+1}` put in as whole numbers. A domain with `total-cost` gets its
+`(= (total-cost) 0)` and metric, as the built-in members do. Its members are the same
+for every seed (an obfuscated domain's names still change with it). The pattern plan
+is validated on every member, as a built-in family's is.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from planaudit.curriculum.world import CurriculumError
 from planaudit.formal.ground import Task
+from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.syntax import Domain, parse_problem
 from planaudit.formal.validate import validate
 
@@ -156,18 +168,140 @@ FAMILIES = {
 }
 
 
-def member(domain_name: str, domain: Domain, size: int, seed: int) -> Member:
-    """Member `size` (1, 2, ...) of the domain's family, its pattern plan validated."""
-    if domain_name not in GENERATORS:
-        raise CurriculumError(f"t5: no instance family for domain '{domain_name}' (have: "
-                              f"{', '.join(GENERATORS)}); add one to curriculum/families.py")
-    rng = random.Random(f"{seed}:{domain_name}:{size}")
-    text, plan = GENERATORS[domain_name](size, rng)
-    problem = parse_problem(text, domain, f"<{domain_name} family member {size}>")
+FAMILY_FILE = "family.yaml"  # beside a domain's domain.pddl: its t5 family, declared
+_LOOP = re.compile(r"^(?P<body>.*?)\s+for\s+(?P<var>[a-z])\s+in\s+(?P<lo>\S+)\.\.(?P<hi>\S+)\s*$")
+_TERM = re.compile(r"^(?:(?P<num>\d+)|(?P<var>[a-z])(?:(?P<sign>[+-])(?P<k>\d+))?)$")
+_SLOT = re.compile(r"\{([^{}]*)\}")
+SECTIONS = ("objects", "init", "goal", "plan")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A family declared in a domain folder's family.yaml: PDDL lines per section."""
+
+    path: Path
+    lines: dict[str, tuple[str, ...]]
+    unit: tuple[str, ...]
+
+    def expand(self, section: str, n: int) -> list[str]:
+        out: list[str] = []
+        for k, line in enumerate(self.lines[section]):
+            out += _expand(line, n, f"{self.path}: {section}[{k}]")
+        return out
+
+
+def _value(term: str, env: dict[str, int], where: str) -> int:
+    m = _TERM.match(term.replace(" ", ""))
+    if not m or (m["var"] and m["var"] not in env):
+        raise CurriculumError(f"{where}: '{term}' is not a number, {' or '.join(env)}, or "
+                              "one of them plus or minus a number")
+    if m["num"]:
+        return int(m["num"])
+    k = int(m["k"] or 0)
+    return env[m["var"]] + (k if m["sign"] != "-" else -k)
+
+
+def _fill(text: str, env: dict[str, int], where: str) -> str:
+    return _SLOT.sub(lambda m: str(_value(m[1], env, where)), text)
+
+
+def _expand(line: str, n: int, where: str) -> list[str]:
+    """One declared line for member n: itself, or once per value of its range."""
+    loop = _LOOP.match(line)
+    if not loop:
+        return [_fill(line, {"n": n}, where)]
+    env = {"n": n}
+    lo, hi = _value(loop["lo"], env, where), _value(loop["hi"], env, where)
+    return [_fill(loop["body"], {"n": n, loop["var"]: v}, where) for v in range(lo, hi + 1)]
+
+
+def declared(folder: Path | None) -> Declared | None:
+    """The family declared in `folder`/family.yaml (None without one); a malformed file is
+    an error naming it and the field."""
+    if folder is None or not (Path(folder) / FAMILY_FILE).is_file():
+        return None
+    import yaml
+
+    path = Path(folder) / FAMILY_FILE
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise CurriculumError(f"{path}: not YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise CurriculumError(f"{path}: needs the sections {', '.join(SECTIONS)}")
+    unknown = sorted(set(data) - {*SECTIONS, "unit"})
+    if unknown:
+        raise CurriculumError(f"{path}: unknown field(s) {', '.join(unknown)} (have: "
+                              f"{', '.join(SECTIONS)}, unit)")
+    lines = {}
+    for section in SECTIONS:
+        got = data.get(section)
+        if section != "init" and not got:
+            raise CurriculumError(f"{path}: {section}: missing (a list of PDDL lines)")
+        got = got or []
+        if not isinstance(got, list) or not all(isinstance(x, str) for x in got):
+            raise CurriculumError(f"{path}: {section}: must be a list of PDDL lines (text)")
+        lines[section] = tuple(got)
+    unit = data.get("unit") or []
+    if not isinstance(unit, list) or not all(isinstance(x, str) for x in unit):
+        raise CurriculumError(f"{path}: unit: must be a list of action names")
+    found = Declared(path, lines, tuple(unit))
+    for section in SECTIONS:  # every slot and range reads for a first member
+        found.expand(section, 1)
+    return found
+
+
+def has_family(domain_name: str, folder: Path | None) -> bool:
+    """Whether t5 can draw members for the domain: declared beside it, or built in."""
+    return declared(folder) is not None or domain_name in GENERATORS
+
+
+def unit_of(domain_name: str, folder: Path | None) -> list[str]:
+    """The actions one more member adds (the truth records them; empty if undeclared)."""
+    found = declared(folder)
+    if found is not None:
+        return list(found.unit)
+    return list(FAMILIES[domain_name].unit)
+
+
+def _declared_member(found: Declared, domain: Domain, n: int) -> tuple[str, list[str]]:
+    from planaudit.formal.ground import COST_FUNCTION
+
+    steps = [f"({s.strip()})" for line in found.expand("plan", n)
+             for s in re.findall(r"\(([^()]*)\)", line)]
+    text = _problem(f"{domain.name}-family-{n}", domain.name, " ".join(found.expand("objects", n)),
+                    found.expand("init", n), found.expand("goal", n),
+                    COST_FUNCTION in domain.functions)
+    return text, steps
+
+
+def member(domain_name: str, domain: Domain, size: int, seed: int,
+           folder: Path | None = None) -> Member:
+    """Member `size` (1, 2, ...) of the domain's family (declared in `folder`/family.yaml,
+    or built in), its pattern plan validated."""
+    found = declared(folder)
+    if found is None and domain_name not in GENERATORS:
+        where = f"{folder}/{FAMILY_FILE}" if folder else f"<domain folder>/{FAMILY_FILE}"
+        raise CurriculumError(f"t5: no instance family for domain '{domain_name}' (built in: "
+                              f"{', '.join(GENERATORS)}); declare one in {where} (README: "
+                              "Bring your own domain)")
+    if found is not None:
+        text, plan = _declared_member(found, domain, size)
+        origin = str(found.path)
+    else:
+        rng = random.Random(f"{seed}:{domain_name}:{size}")
+        text, plan = GENERATORS[domain_name](size, rng)
+        origin = f"<{domain_name} family member {size}>"
+    try:
+        problem = parse_problem(text, domain, origin)
+    except PDDLError as e:
+        raise CurriculumError(f"{origin}: member {size} is not a problem of the domain: "
+                              f"{e}") from None
     from planaudit.formal.plan import parse_plan
 
     verdict = validate(Task(domain, problem), parse_plan("\n".join(plan)))
     if not verdict.valid:
         raise CurriculumError(f"t5: the {domain_name} family's plan for member {size} is not "
-                              f"valid: {verdict.failure.detail if verdict.failure else ''}")
+                              f"valid ({origin}): "
+                              f"{verdict.failure.detail if verdict.failure else ''}")
     return Member(size, text, plan)

@@ -33,8 +33,9 @@ import json
 import random
 from collections.abc import Sequence
 from functools import cached_property
+from pathlib import Path
 
-from planaudit.curriculum.families import FAMILIES, member
+from planaudit.curriculum.families import member, unit_of
 from planaudit.curriculum.world import (
     CurriculumError,
     Instance,
@@ -104,8 +105,10 @@ def _block(lines: list[str]) -> str:
 class Builder:
     """The prompts and truths of one domain's test cases."""
 
-    def __init__(self, world: World, instances: list[Instance], domain: str):
+    def __init__(self, world: World, instances: list[Instance], domain: str,
+                 folder: Path | None = None):
         self.world, self.instances, self.domain = world, instances, domain
+        self.folder = folder  # the domain's own folder: a family declared there (t5)
         self.unit = all(unit_cost(i.task, i.task.all_operators()) for i in instances[:1])
 
     # -- text ------------------------------------------------------------------------
@@ -303,7 +306,7 @@ class Builder:
             parts.append((self.describe(p) + "\n\nWrite a plan.", _block(plan)))
         p, plan = self._member(size, seed)
         truth = self.plan_truth(p, plan)
-        truth["family"] = {"size": size, "unit": list(FAMILIES[self.domain].unit)}
+        truth["family"] = {"size": size, "unit": unit_of(self.domain, self.folder)}
         return intro, parts, self.describe(p) + "\n\nWrite a plan.", truth
 
     @cached_property
@@ -315,7 +318,7 @@ class Builder:
     def _member(self, size: int, seed: int) -> tuple[Problem, list[str]]:
         """A family member's problem and pattern plan, its objects renamed as the suite
         renames an obfuscated domain's (so no prompt shows a name the suite hides)."""
-        m = member(self.domain, self.world.domain, size, seed)
+        m = member(self.domain, self.world.domain, size, seed, self.folder)
         p = parse_problem(m.problem_pddl, self.world.domain)
         if not self.obfuscated:
             return p, m.plan
@@ -420,7 +423,8 @@ class Builder:
 
 def builder(suite_dir, domain: str) -> Builder:
     instances = load_instances(suite_dir, domain)
-    return Builder(load_world(instances[0]), instances, domain)
+    source = json.loads((instances[0].folder / "brief.json").read_text()).get("source", "")
+    return Builder(load_world(instances[0]), instances, domain, Path(source).parent)
 
 
 def cases(suite_dir, domain: str, test: str, instances: int, seed: int = 0,

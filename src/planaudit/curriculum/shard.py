@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from planaudit import __version__, atomic
+from planaudit.curriculum import needs
 from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
@@ -69,6 +71,14 @@ def domain_cases(entry, test: str, cfg: dict, suite_dir: Path,
     found = gen.cases(entry["root"], entry["config"], test, cfg["instances"], seed=cfg["seed"],
                       shots=cfg["shots"])
     return found, gen.score
+
+
+def skip_reason(entry, test: str, cfg: dict, suite_dir: Path) -> str | None:
+    """Why `test` cannot be generated on a suite domain entry (`needs.why_not` on the
+    prepared suite); a PlanBench root is never skipped here."""
+    if not isinstance(entry, str):
+        return None
+    return needs.why_not(test, needs.in_job(suite_dir, entry), int(cfg["shots"]))
 
 
 def oracle_text(case: Case) -> tuple[str, str, str | None]:
@@ -176,15 +186,21 @@ def run_curriculum_shard(experiment: Experiment, entry: ModelEntry, test: str,
     cfg = settings(section, test)
     entries = {domain_key(e): e for e in section.get("domains") or domains}
     work = []
+    skipped = {}
     for key in domains:
         if key not in entries:
             raise CurriculumError(f"curriculum.domains: no entry for '{key}' (have: "
                                   f"{', '.join(entries)})")
+        why = skip_reason(entries[key], test, cfg, Path(suite_dir))
+        if why:  # the plan left it out too (curriculum.regime.jobs): no call, no row
+            skipped[key] = why
+            print(needs.skip_line(test, key, why), file=sys.stderr, flush=True)
+            continue
         found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir), experiment.tasks)
         work += [(key, c, scorer) for c in found]
-    paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains}
+    paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains if k not in skipped}
     Cache(experiment.cache).require_writable()  # before any request
-    rows = asyncio.run(_run(entry, experiment.cache, test, work, paths, cfg))
+    rows = asyncio.run(_run(entry, experiment.cache, test, work, paths, cfg)) if work else []
     if rows and all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
         raise CurriculumShardFailed(f"curriculum/{entry.name}/{test}: all {len(rows)} cases ended in error: "
