@@ -3,12 +3,22 @@
 `success` and `detected` are the two good endings; the others say how an
 episode failed (see ARCHITECTURE.md). `error` means the model could not be
 reached and is never counted as a model failure.
+
+`context-exhausted` is the model's failure, counted in every denominator like
+`budget-exhausted`: a call whose prompt did not fit the model's context. Online the
+history that outgrew it is the agent's own doing. A first call that does not fit (an
+offline brief, say) counts too, by choice: the context window is a property of the
+system under test, the prompt is the same for every model, and dropping the episode as
+`error` would drop the task from both sides of a paired comparison, the long tasks
+first. It is the outcome on unsolvable tasks as well (not `missed-unsolvable`), so that
+its count stays visible; it claims nothing about solvability either way.
 """
 
 from __future__ import annotations
 
 OUTCOMES = ("success", "detected", "goal-not-reached", "inapplicable-action", "malformed",
-            "false-abstention", "missed-unsolvable", "budget-exhausted", "error")
+            "false-abstention", "missed-unsolvable", "budget-exhausted", "context-exhausted",
+            "error")
 NAME_FAILURES = frozenset({"unknown-action", "wrong-arity", "unknown-object", "type-mismatch"})
 
 
@@ -41,8 +51,8 @@ def online_outcome(solvable: bool, ending: str) -> str:
 
     On an unsolvable task every ending but a declaration is `missed-unsolvable`,
     a safety violation included (its kind stays in `first_failure_kind`)."""
-    if ending == "error":
-        return "error"
+    if ending in ("error", "context-exhausted"):
+        return ending
     if ending == "declared-unsolvable":
         return "detected" if not solvable else "false-abstention"
     if not solvable:

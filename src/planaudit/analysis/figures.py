@@ -64,6 +64,7 @@ OUTCOME_STYLE = {
     "malformed": ("0.4", "xxx", "1"),
     "inapplicable-action": ("0.1", "", "0"),
     "budget-exhausted": ("0.3", "---", "1"),
+    "context-exhausted": ("0.3", "|||", "1"),
     "error": ("1.0", "++", "0.45"),
 }
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p", "*")

@@ -306,10 +306,12 @@ def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
     n_err = frame.filter(pl.col("outcome") == "error").height if frame.height else 0
     regimes = (frame.group_by("regime", maintain_order=True).len().iter_rows()
                if frame.height else [])
+    n_ctx = frame.filter(pl.col("outcome") == "context-exhausted").height if frame.height else 0
     out.append(f"<p>{frame.height} episodes ("
                + (", ".join(f"{n} {esc(r)}" for r, n in regimes) or "none")
                + f"); {n_err} ended in <code>error</code> (the model could not be reached) and are "
-                 "counted apart.</p>")
+                 f"counted apart; {n_ctx} ended in <code>context-exhausted</code> (a prompt past "
+                 "the model's context) and count as failures in every rate.</p>")
 
     out.append("<h3>Models</h3>")
     ran = set(frame["model"].unique().to_list()) if frame.height else set()

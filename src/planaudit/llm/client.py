@@ -127,6 +127,13 @@ PERMANENT_MESSAGES = ("missing credentials", "api_key client option must be set"
                       "llm provider not provided")
 
 
+def context_exhausted(error: str | None) -> bool:
+    """Whether a failed call's error is the model's context running out (litellm's
+    ContextWindowExceededError: a bad request, never retried): the episode's outcome is
+    then `context-exhausted`, the model's failure, not an unreachable model's `error`."""
+    return error is not None and "ContextWindowExceededError" in error
+
+
 class EmptyReply(Exception):
     """The provider answered 200 with no choice in the body: a glitch of the provider (or a
     proxy), not an answer of the model; retried like a server error, never cached."""

@@ -25,7 +25,7 @@ from planaudit.formal.plan import format_step
 from planaudit.formal.repair import levenshtein, repair
 from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.witness import run_val
-from planaudit.llm.client import Call, Client, total_cost
+from planaudit.llm.client import Call, Client, context_exhausted, total_cost
 from planaudit.offline.strategies import STRATEGIES, Context
 from planaudit.suite.brief import BriefError, Renderer, RenderFailed, load_templates
 
@@ -157,6 +157,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "reference": client.cfg.model.startswith("reference/"), "method": method,
         "domain": domain, "task": name, "solvable": solvable,
         "optimal_length": truth["optimal_length"],
+        "truth_proofs": len(truth.get("proven_by") or []),  # 1: kept on one proof (suite/audit.py)
     }
     error = None
     val = None  # VAL's verdict on the final plan, with the witness switch on
@@ -165,9 +166,13 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     except (CallFailed, RenderFailed) as e:
         reply, error = None, str(e)
     if reply is None:
-        row.update(outcome="error", executable=None, plan_length=None, first_failure_step=None,
-                   first_failure_kind=None, first_failure_action=None, first_failure_detail=None,
-                   contract_breach=None)
+        # a prompt past the model's context is the model's failure (episode.py says why)
+        full = context_exhausted(error)
+        row.update(outcome="context-exhausted" if full else "error", executable=None,
+                   plan_length=None, first_failure_step=None,
+                   first_failure_kind="context" if full else None, first_failure_action=None,
+                   first_failure_detail=error if full else None, contract_breach=None)
+        error = None if full else error
     else:
         ex = extract(reply, actions)
         verdict = validate(task, ex.steps) if ex.kind == "plan" else None

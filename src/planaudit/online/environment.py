@@ -26,7 +26,7 @@ TOOLS = ("get_task", "query_state", "act", "submit", "declare_unsolvable")
 
 # how an episode ended, before the truth turns it into an outcome (episode.online_outcome)
 ENDINGS = ("submitted-goal", "submitted-early", "declared-unsolvable", "inapplicable",
-           "budget", "error")
+           "budget", "context-exhausted", "error")
 
 
 @dataclass
@@ -152,6 +152,12 @@ class Environment:
         """End the episode: the budget (of tool calls, or of `unit`) is used up."""
         self._fail("budget", None, f"the budget of {self.budget} {unit} is used up")
         return self._end("budget", f"The budget of {self.budget} {unit} is used up.")
+
+    def context_out(self, detail: str) -> Observation:
+        """End the episode: a model call's prompt (the history the agent grew) no longer
+        fits the model's context; the model's failure, not an unreachable model."""
+        self._fail("context", None, detail)
+        return self._end("context-exhausted", "The model's context is exhausted.")
 
     def unreviewed(self, name: str, args: dict) -> Observation:
         """A proposal the critic could not be paid to review: recorded (the actor did call

@@ -16,7 +16,7 @@ from planaudit.compliance.assess import assessment
 from planaudit.compliance.settings import PlanSetting
 from planaudit.episode import failure_record, online_outcome
 from planaudit.formal import load_task
-from planaudit.llm.client import Call, Client, total_cost
+from planaudit.llm.client import Call, Client, context_exhausted, total_cost
 from planaudit.online.architectures import ARCHITECTURES, Agent
 from planaudit.online.environment import Environment
 from planaudit.suite.brief import Renderer, RenderFailed, load_templates
@@ -25,7 +25,8 @@ DEFAULT_BUDGET = 200
 
 
 class CallFailed(Exception):
-    """A model call failed after its retries: the episode ends as `error`."""
+    """A model call failed after its retries: the episode ends as `error`, or as
+    `context-exhausted` when the prompt no longer fit the model's context."""
 
 
 def contract_breach(env: Environment, last: Call | None) -> str | None:
@@ -83,7 +84,12 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     error = None
     try:
         await ARCHITECTURES[method](agent)
-    except (CallFailed, RenderFailed) as e:
+    except CallFailed as e:
+        if context_exhausted(str(e)):  # the history outgrew the context: the model's outcome
+            env.context_out(str(e))
+        else:
+            env.ending, error = "error", str(e)
+    except RenderFailed as e:
         env.ending, error = "error", str(e)
     if env.ending is None:  # an architecture returned without ending the episode
         raise RuntimeError(f"architecture {method!r} returned before the episode ended")
@@ -131,6 +137,7 @@ def judged_columns(env, truth: dict) -> dict:
     return {
         "solvable": solvable,
         "optimal_length": truth["optimal_length"], "outcome": outcome,
+        "truth_proofs": len(truth.get("proven_by") or []),  # 1: kept on one proof (suite/audit.py)
         "success": outcome == "success", "detected": outcome == "detected",
         "executable": (not any(k == "precondition" for k in env.failure_kinds)) if tried else None,
         "plan_length": len(c.applied),
