@@ -59,7 +59,9 @@ class BatchServer:
     (how many of its requests the output file answers before the end; default all),
     `fail` (how many of the answered ones come back as errors in the error file instead).
     `hold`: while set, every batch stays in progress (a job can be killed mid-poll);
-    `lose`: how many batches are made but answered with a 500 (a reply lost in transit)."""
+    `lose`: how many batches are made but answered with a 500 (a reply lost in transit);
+    `hold_files`: while set, an upload is held before it is stored (`uploads` counts the
+    uploads that arrived, held ones included)."""
 
     def __init__(self, script: list[dict] | None = None):
         self.script = list(script or [{}])
@@ -71,6 +73,8 @@ class BatchServer:
         self.chat: list[dict] = []  # bodies of ordinary calls
         self.hold = threading.Event()
         self.lose = 0  # batches made whose creation is answered 500
+        self.hold_files = threading.Event()
+        self.uploads = 0
         self.lock = threading.Lock()
         server = self
 
@@ -113,6 +117,11 @@ class BatchServer:
             def do_POST(self):
                 path = self.path.split("?", 1)[0].removeprefix("/v1")
                 data = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if path == "/files":
+                    with server.lock:
+                        server.uploads += 1
+                    while server.hold_files.is_set():
+                        time.sleep(0.02)
                 with server.lock:
                     server.log.append(("POST", path))
                     if path == "/files":

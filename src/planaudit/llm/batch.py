@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from planaudit import atomic
+from planaudit.llm.claims import Claims
 from planaudit.llm.client import Call, Client, _retryable
 
 ROUNDS = 2  # batches a request goes into before it is sent as an ordinary call
@@ -97,6 +98,7 @@ class Batches:
 
         self.client, self.batching = client, batching
         self.folder = client.cache.root / "batches"
+        self.claims = Claims(self.folder)
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         cfg = client.cfg
         self.name, self.provider, _, _ = litellm.get_llm_provider(cfg.model, api_base=cfg.api_base)
@@ -136,23 +138,63 @@ class Batches:
 
     async def settle(self, wave: dict[str, dict]) -> None:
         """Every request of `wave` (key -> request) answered into the cache, or batched
-        once more without an answer: the open batches holding any of them are polled,
-        the rest go into one new batch."""
-        open_ = [(p, r) for p, r in self._records()
-                 if "outcome" not in r and not wave.keys().isdisjoint(r["keys"])]
-        covered = {k for _, r in open_ for k in r["keys"]}
-        if new := [k for k in wave if k not in covered]:
-            open_.append(await self._upload(new, wave))
-        for path, record in open_:
-            if "batch" not in record:
-                record["batch"] = await self._submit(record["file"])
-                atomic.write_text(path, json.dumps(record))
-                self.log(f"batch {record['batch']}: {len(record['keys'])} requests submitted "
-                         f"(recorded in {path})")
-            else:
-                self.log(f"batch {record['batch']}: already submitted, polled (recorded in "
-                         f"{path})")
-        await self._wait(open_)
+        once more without an answer. Open batches holding any of them are polled (made by
+        this job, an earlier one, or another job running now); the rest are claimed
+        (`llm/claims.py`) and go into one new batch; a request another live job has claimed
+        is waited for (its answer lands in the cache, or its batch's record appears and is
+        polled here too), and taken over if that job ends without submitting it."""
+        ended_before = {p for p, r in self._records() if "outcome" in r}
+        left = set(wave)
+        told: set[str] = set()  # owners and records already named in the log
+        while True:
+            records = self._records()
+            ended = {k for p, r in records if "outcome" in r and p not in ended_before
+                     for k in r["keys"]}
+            left = {k for k in left if k not in ended and self.client.cache.get(k) is None}
+            if not left:
+                return
+            open_ = [(p, r) for p, r in records
+                     if "outcome" not in r and not left.isdisjoint(r["keys"])]
+            held: dict[str, str] = {}
+            for path, record in open_:
+                if "batch" in record:
+                    if str(path) not in told:
+                        told.add(str(path))
+                        self.log(f"batch {record['batch']}: already submitted, polled "
+                                 f"(recorded in {path})")
+                    continue
+                # a record without its batch id: the job making it, if it still runs, makes
+                # it; else (killed while making it) this job does
+                _, others = self.claims.claim(record["keys"])
+                held.update(others)
+                if not others:
+                    await self._submitted(path, record, told)
+            covered = {k for _, r in open_ for k in r["keys"]}
+            mine, others = self.claims.claim(k for k in wave if k in left and k not in covered)
+            held.update(others)
+            if mine:
+                path, record = await self._upload(mine, wave)
+                await self._submitted(path, record, told)
+                open_.append((path, record))
+            for owner in sorted(set(held.values()) - told):
+                told.add(owner)
+                self.log(f"batch mode: {sum(o == owner for o in held.values())} requests "
+                         f"claimed by job {owner} (running): waiting for its batch, not "
+                         f"submitting them again (claims in {self.claims.folder})")
+            pollable = [(p, r) for p, r in open_ if "batch" in r]
+            if pollable:
+                await self._wait(pollable)
+                self.claims.release(k for _, r in pollable for k in r["keys"])
+            else:  # every request left is being uploaded by another job
+                await self.client.sleep(self.batching.poll)
+
+    async def _submitted(self, path: Path, record: dict, told: set[str]) -> None:
+        """The batch of an uploaded record made, its id kept in the record."""
+        record["batch"] = await self._submit(record["file"])
+        atomic.write_text(path, json.dumps(record))
+        told.add(str(path))
+        self.log(f"batch {record['batch']}: {len(record['keys'])} requests submitted "
+                 f"(recorded in {path})")
 
     async def _upload(self, keys: list[str], wave: dict[str, dict]) -> tuple[Path, dict]:
         lines = []
@@ -278,3 +320,4 @@ async def in_waves(client: Client, batching: Batching | None,
             await batches.settle(asked)
     finally:
         client.deferred = None
+        batches.claims.close()
