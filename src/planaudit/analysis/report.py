@@ -372,6 +372,7 @@ def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
                    f"{esc(', '.join(suite.get('obfuscate', [])) or 'none')}.</p>")
     out.append(certificate_sentence(Path(config.get("results", "results")) / "suite"
                                     / "summary.csv"))
+    out.append(curriculum_skips_sentence(config))
 
     out.append("<h3>Seeds</h3><dl class=design>")
     seeds = list(_seeds(config))
@@ -400,7 +401,8 @@ def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
 
 def certificate_sentence(summary: Path) -> str:
     """How the suite's unsolvable tasks are certified (`planaudit suite summary`'s csv),
-    naming every one kept without a certificate (`audit: warn`, two agreeing proofs)."""
+    naming every one kept without a certificate (`audit: warn`: two agreeing proofs, or
+    one, `single-proof`, where the other method stopped at its limit)."""
     if not summary.is_file():
         return ""
     with summary.open(newline="") as fh:
@@ -414,11 +416,34 @@ def certificate_sentence(summary: Path) -> str:
     text = f"<p>Unsolvable tasks: {len(rows)}; certificates checked: {made or 'none'}."
     missing = [r for r in rows if (r.get("certificate") or "missing") == "missing"]
     if missing:
-        named = ", ".join(f"{esc(r['domain'])}/{esc(r['task'])} (proven by "
-                          f"{esc(r.get('methods_agreeing') or 'none')})" for r in missing)
+        def proof(r: dict) -> str:  # single-proof: one method proved it, the other stopped
+            alone = "single-proof" in (r.get("audit") or "").split("+")
+            return (f"proven by {esc(r.get('methods_agreeing') or 'none')}"
+                    + (" alone: <code>single-proof</code>" if alone else ""))
+
+        named = ", ".join(f"{esc(r['domain'])}/{esc(r['task'])} ({proof(r)})" for r in missing)
         text += (f" <b>Without a certificate</b> (past the certificate limit, kept under "
-                 f"<code>audit: warn</code> on two agreeing proofs): {named}.")
+                 f"<code>audit: warn</code> on two agreeing proofs, or on one where the other "
+                 f"method stopped at its limit): {named}.")
     return text + "</p>"
+
+
+def curriculum_skips_sentence(config: dict) -> str:
+    """The curriculum's test cases the plan left out on a domain they cannot be generated
+    on, and why: the rule the workflow applied when it was built, read from the same
+    sources (`curriculum.regime.planned_skips`), so the tables' domains are explained."""
+    if not ((config.get("curriculum") or {}).get("tests") and config.get("suite")):
+        return ""
+    from planaudit.curriculum.regime import planned_skips
+
+    try:
+        skipped = planned_skips(config)
+    except (OSError, ValueError):  # the suite's sources are not here: nothing to say
+        return ""
+    if not skipped:
+        return ""
+    named = "; ".join(f"{esc(t)} on {esc(d)} ({esc(why)})" for (t, d), why in skipped.items())
+    return f"<p>Curriculum test cases not run (the plan left them out): {named}.</p>"
 
 
 def power_sentences(folder: Path) -> str:

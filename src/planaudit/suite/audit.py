@@ -7,11 +7,16 @@ external suite's `optimum` mismatches are reported without failing the run.
 
 An unsolvable task needs a certificate a checker can verify without search
 (`formal/certificate.py`). Where none could be made (its state space is past what
-a certificate may hold), two kinds: `certificate` when at most one method proved
-the task unsolvable, and `no-certificate` when two independent methods did and
-agree. `audit: warn` keeps an external suite's `no-certificate` task, reported in
-the record, audit.csv, the summary and the report; `audit: strict` and our own
-suite do not: there every unsolvability claim must be checkable.
+a certificate may hold), three kinds: `no-certificate` when two independent methods
+proved the task unsolvable and agree; `single-proof` when one did and the other ran
+and stopped at its limit without a word against it (the seed paper's LoadBalancing
+p08: ENHSP proves it in 22 s, our A* stops at its state limit); `certificate` when
+no second method ran (the external planner off or failing), or none proved it.
+`audit: warn` keeps an external suite's `no-certificate` and `single-proof` tasks,
+reported in the record, audit.csv, the summary (its `audit` column), the report and
+every row of the task (`truth_proofs`: how many methods its truth rests on);
+`audit: strict` and our own suite do not: there every unsolvability claim must be
+checkable.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from __future__ import annotations
 from planaudit.suite.catalog import TaskEntry
 
 FATAL_FOR_EXTERNAL = frozenset({"solvability", "disagree", "undecided", "certificate",
-                                "no-certificate"})
-WARN_KEEPS = frozenset({"solvability", "no-certificate"})  # reported, not fatal, under warn
+                                "no-certificate", "single-proof"})
+# reported, not fatal, under warn
+WARN_KEEPS = frozenset({"solvability", "no-certificate", "single-proof"})
+LIMITED = ("limit",)  # a method's status when it stopped at its limit, deciding nothing
 
 
 def label_problems(entry: TaskEntry, truth: dict) -> list[tuple[str, str]]:
@@ -51,9 +58,14 @@ def label_problems(entry: TaskEntry, truth: dict) -> list[tuple[str, str]]:
         why = truth.get("certificate_missing")
         why = f" ({why})" if why else ""
         unsolvable = [k for k in truth["proven_by"] if truth["methods"][k]["status"] == "unsolvable"]
+        stopped = [k for k, m in truth["methods"].items() if m["status"] in LIMITED]
         if len(unsolvable) >= 2:
             problems.append(("no-certificate", f"{name}: unsolvable, proven by {' and '.join(unsolvable)}, "
                                                f"but no certificate could be made{why}"))
+        elif len(unsolvable) == 1 and stopped:
+            problems.append(("single-proof", f"{name}: unsolvable, proven by {unsolvable[0]} "
+                                             f"alone ({' and '.join(stopped)} stopped at its "
+                                             f"limit), and no certificate could be made{why}"))
         else:
             problems.append(("certificate", f"{name}: unsolvable but no certificate could be "
                                             f"made{why}"))

@@ -21,7 +21,8 @@ def _truth_args(p) -> None:
     p.add_argument("--no-external", action="store_true")
     p.add_argument("--audit", choices=("strict", "warn"), default="strict",
                    help="warn: an external suite's wrong solvability label, or its unsolvable "
-                        "task proven by two methods but past the certificate limit, does not fail")
+                        "task past the certificate limit proven by two methods, or by one while "
+                        "the other stopped at its limit, does not fail")
 
 
 def _limits(args) -> Limits:
@@ -127,9 +128,13 @@ def run(args) -> int:
             single = [f"{r['domain']}/{r['task']}" for r in rows if r["single_witness"]]
             uncertified = [f"{r['domain']}/{r['task']}" for r in rows
                            if r["certificate"] == "missing"]
+            one_proof = [f"{r['domain']}/{r['task']}" for r in rows
+                         if "single-proof" in r["audit"].split("+")]
             print(f"{len(rows)} tasks in {args.out}; proven by one method only: "
                   f"{', '.join(single) or 'none'}; unsolvable without a certificate: "
-                  f"{', '.join(uncertified) or 'none'}", file=sys.stderr)
+                  f"{', '.join(uncertified) or 'none'}"
+                  + (f" (kept on one proof under audit: warn: {', '.join(one_proof)})"
+                     if one_proof else ""), file=sys.stderr)
             if audit_out is not None:
                 import csv
 

@@ -17,7 +17,8 @@ from planaudit.suite.audit import fatal, label_problems
 from planaudit.suite.catalog import TaskEntry
 
 SUMMARY_COLUMNS = ("domain", "task", "label", "solvable", "optimal_length", "optimal_cost",
-                   "states", "methods_agreeing", "finished", "single_witness", "certificate")
+                   "states", "methods_agreeing", "finished", "single_witness", "certificate",
+                   "audit")
 AUDIT_COLUMNS = ("domain", "task", "kind", "label", "claimed_optimal", "solvable",
                  "optimal_length", "optimal_cost", "message")
 
@@ -99,6 +100,8 @@ def summary_row(record: dict) -> dict:
         "single_witness": len(finished) == 1,
         # "missing": unsolvable without one (kept only under `audit: warn`, see audit.py)
         "certificate": record["certificate"] or ("missing" if record["solvable"] is False else ""),
+        # the label audit's kinds, "+"-joined: a task kept under `audit: warn` says why here
+        "audit": "+".join(a["kind"] for a in record.get("audit", [])),
     }
 
 
