@@ -1,10 +1,12 @@
 """A persistent cache of model replies, keyed by exactly what decides a reply.
 
 The key covers the model string, the server that answers it (`api_base`), the
-messages, the tools, the temperature, the output cap, the sample index and the
-call's metadata (task, purpose, a reference model's fault rates; the task's folder only for
-a reference model, which reads its answer there: `Client._keyed`), and nothing else: retries, timeouts,
-concurrency or the API key do not change what a model would say, so they do
+messages, the tools, the `tool_choice` sent with them (when it is not "auto", the
+default, whose key stays what it was before the field was keyed), the temperature,
+the output cap, the sample index and the call's metadata (task, purpose, a reference
+model's fault rates; the task's folder only for a reference model, which reads its
+answer there: `Client._keyed`), and nothing else: retries, timeouts, concurrency or the
+API key do not change what a model would say, so they do
 not change the key. Entries are JSON files written atomically (a temporary file
 renamed into place), so a killed run never leaves a half-written entry, and a
 rerun never pays twice for a call that already succeeded.
@@ -19,14 +21,17 @@ import tempfile
 from pathlib import Path
 
 KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample", "metadata")
-# who answers: a model string served elsewhere is another model. Only in the key when
-# set, so that entries written before it was part of the key are still found.
-WHERE_FIELDS = ("api_base",)
+# who answers: a model string served elsewhere is another model; and `tool_choice`: a
+# model told it must call a tool ("required") or told nothing ("omit") answers otherwise
+# than one left to choose ("auto"). Only in the key when set (the client sets tool_choice
+# only with tools and when it is not "auto"), so that entries written before they were
+# part of the key are still found.
+IF_SET_FIELDS = ("api_base", "tool_choice")
 
 
 def cache_key(request: dict) -> str:
     decisive = {k: request.get(k) for k in KEY_FIELDS}
-    decisive.update({k: request[k] for k in WHERE_FIELDS if request.get(k)})
+    decisive.update({k: request[k] for k in IF_SET_FIELDS if request.get(k)})
     canonical = json.dumps(decisive, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -63,6 +68,20 @@ class Cache:
             return json.loads(self._path(key).read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             return None
+
+    def set_aside(self, keys, folder: str) -> tuple[Path, int]:
+        """Move the entries of `keys` out of the cache's reach, into `set-aside/<folder>/`
+        beside them (kept, not deleted: the replies were paid for), so that the same requests
+        are sent again; (the folder, how many entries were moved)."""
+        target = self.root / "set-aside" / folder
+        moved = 0
+        for key in sorted(keys):
+            path = self._path(key)
+            if path.is_file():
+                target.mkdir(parents=True, exist_ok=True)
+                os.replace(path, target / path.name)
+                moved += 1
+        return target, moved
 
     def put(self, key: str, value: dict) -> None:
         path = self._path(key)
