@@ -28,6 +28,7 @@ def task_facts(folder: Path, domain: str, name: str, regime: str, method: str) -
     truth = json.loads((folder / "truth.json").read_text())
     return {"regime": regime, "method": method, "domain": domain, "task": name,
             "solvable": bool(truth["solvable"]), "optimal_length": truth["optimal_length"],
+            "truth_proofs": len(truth.get("proven_by") or []),  # as the pipeline's rows
             "task_dir": str(folder)}
 
 
