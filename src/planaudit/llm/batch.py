@@ -15,7 +15,11 @@ What was submitted is on disk before anything waits for it: a record per batch i
 each written atomically before the next step). A rerun finds the record of any request it
 would send and polls that batch instead; a record with a file but no batch id (killed
 while the batch was being made) is matched to the provider's batch made from that file
-before a new one is made. So no request is submitted twice.
+before a new one is made. Two jobs running at once and asking the same requests (jobs
+of one model share the cache) divide them by claims (`llm/claims.py`): a job claims a
+request's key before it uploads it, and a job that finds a key claimed by a running job
+waits for the answer, taking the claim over if that job is gone. So no request is
+submitted twice.
 
 A request a batch did not answer (it expired, failed, or sent the line back as an error)
 goes into one more batch; after ROUNDS batches without an answer it is sent as an
