@@ -1,7 +1,8 @@
 """A fifth regime is one file and a config section: a toy regime, kept outside planaudit
 (PLANAUDIT_REGIMES names its module), is picked up through the registry by the workflow
 (its jobs, its rows collected, its table), the command line (`planaudit toy shard`), the
-estimate and the config check, with nothing of planaudit edited."""
+estimate, the config check and the Inspect export and import (its rows back, the same),
+with nothing of planaudit edited."""
 
 from __future__ import annotations
 
@@ -130,6 +131,21 @@ def test_a_toy_regime_is_one_file_and_a_config_section(tmp_path):
     table = pl.read_csv(tmp_path / "results" / "report" / "toy.csv")
     assert table.rows() == [("oracle (reference, not an LLM)", "again", 1),
                             ("oracle (reference, not an LLM)", "solvable", 1)]
+    # its shards export as Inspect logs by its layout (the default: <model>/<job>.parquet)
+    # and import back as the same rows
+    exported = run(str(BIN / "planaudit"), "export", "inspect", "--results",
+                   str(tmp_path / "results"), "--out", str(tmp_path / "logs"))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "logs").glob("*.eval")) == [
+        "planaudit_toy_oracle_again.eval", "planaudit_toy_oracle_solvable.eval"]
+    imported = run(str(BIN / "planaudit"), "import", "inspect", str(tmp_path / "logs"),
+                   "--out", str(tmp_path / "imported"))
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    back = pl.concat([pl.read_parquet(p) for p in sorted((tmp_path / "imported").glob(
+        "toy/*.parquet"))], how="diagonal_relaxed").sort("method", "task")
+    shards = pl.concat([pl.read_parquet(p) for p in sorted(
+        (tmp_path / "results" / "episodes" / "toy").rglob("*.parquet"))]).sort("method", "task")
+    assert back.columns == shards.columns and back.rows() == shards.rows()
     # the command line and the estimate know it; its section is checked by its schema
     assert run(str(BIN / "planaudit"), "toy", "shard", "--help").returncode == 0
     est = run(str(BIN / "planaudit"), "estimate", "--config", str(path), "--json")
@@ -190,3 +206,30 @@ def test_each_section_schema_names_exactly_what_its_regime_registers():
     assert sorted(enum("online", "methods")) == sorted(ARCHITECTURES)
     assert enum("curriculum", "tests") == list(TESTS)
     assert enum("acpbench", "types") == list(TYPES) and enum("acpbench", "forms") == list(FORMS)
+
+
+def test_builtin_regimes_declare_their_columns_epochs_tools_and_layout():
+    """The built-in regimes register like any other: each brings its own row columns
+    (`row.yaml` beside its `regime.py`), so the row schema's regime-specific columns come
+    from the registry; whether its episodes repeat and act through tools, and where its
+    shards lie, are attributes of the regime, not names the shard or the export test."""
+    from planaudit.analysis.collect import default_schema, load_schema
+    from planaudit.regime import regimes
+
+    found = regimes()
+    builtin = ("offline", "online", "curriculum", "acpbench")
+    common = set(yaml.safe_load(default_schema().read_text())["properties"])
+    for name, column in zip(builtin, ("val_valid", "n_epistemic", "score_type", "form"),
+                            strict=True):
+        assert column in found[name].columns and not set(found[name].columns) & common, name
+    laid = set(load_schema(default_schema())["properties"])
+    assert laid == common | {c for r in found.values() for c in r.columns}
+    assert [n for n in builtin if found[n].epochs] == ["online"]
+    assert [n for n in builtin if found[n].tools] == ["online"]
+    assert {n: found[n].layout for n in builtin} == {
+        "offline": ("model", "method", "domain"),
+        "online": ("model", "method", "setting", "domain"),
+        "curriculum": ("model", "method", "domain"), "acpbench": ("model", "method")}
+    assert found["online"].shard_fields(["m", "react", "none", "gripper"]) == {
+        "model": "m", "method": "react", "setting": "none", "domain": "gripper"}
+    assert found["offline"].shard_fields(["m", "direct"]) is None

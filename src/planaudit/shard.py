@@ -49,7 +49,7 @@ class ToolAlarm:
     """Counts a shard's finished episodes and whether any made a native tool call."""
 
     def __init__(self, entry: ModelEntry, params: MethodParams, after: int | None = None):
-        self.armed = (params.regime == "online" and params.method not in TOOLLESS
+        self.armed = (get(params.regime).tools and params.method not in TOOLLESS
                       and not entry.is_reference and entry.tool_protocol == "native")
         self.after = DEAD_TOOLS_AFTER if after is None else after
         self.episodes = 0
@@ -148,7 +148,7 @@ async def _run(entry: ModelEntry, params: MethodParams, tasks: list[tuple[str, P
         folder.mkdir(parents=True, exist_ok=True)
 
     async def one(domain: str, folder: Path, epoch: int) -> dict:
-        repeat = {"epoch": epoch} if regime == "online" else {}
+        repeat = {"epoch": epoch} if get(regime).epochs else {}
         row, transcript = await run_episode(
             client, method, values, folder, task_name=f"{domain}/{folder.name}",
             config_hash=digest, reference_meta=entry.reference, tier=entry.tier, **repeat)
@@ -290,7 +290,7 @@ def run_shard(experiment: Experiment, entry: ModelEntry, params: MethodParams,
             raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks"
                                     + (" selected by suite.tasks" if selection else "")
                                     + " (run the suite rules)")
-        repeats = section.epochs if regime == "online" else 1
+        repeats = section.epochs if get(regime).epochs else 1
         tasks += [(domain, f, e) for f in folders for e in range(repeats)]
     require_witness(params)
     Cache(experiment.cache).require_writable()  # before any request: a reply must have a home
@@ -334,7 +334,7 @@ def add_parser(sub, regime: str, config_arg) -> None:
                     help="each domain's Parquet file; {domain} stands for the domain's name")
     sh.add_argument("--transcripts", required=True,
                     help="folder for <task>.jsonl; {domain} stands for the domain's name")
-    if regime == "online":
+    if "setting" in get(regime).layout:  # a plan setting per job (online)
         sh.add_argument("--setting", help="the plan setting (config/plan_settings.yaml); "
                                           "default none")
     sh.set_defaults(func=cmd_shard, regime=regime)

@@ -45,24 +45,30 @@ def inspect_model(row: dict) -> str:
 
 
 def groups(results: Path) -> dict[tuple, list[Path]]:
-    """Shards by (regime, model, method, plan setting): the layout of results/episodes."""
+    """Shards by (regime, model, method, plan setting), read from each shard's path by its
+    regime's `Regime.layout` (the registry's, so a regime kept outside planaudit and named
+    in PLANAUDIT_REGIMES exports like a built-in one)."""
+    from planaudit.regime import PLUGINS, regimes
+
     root = results / "episodes"
     if not root.is_dir():
         raise InteropError(f"{root}: no such folder (a finished run's results folder holds "
                            "episodes/ and transcripts/)")
+    known = regimes()
     found: dict[tuple, list[Path]] = {}
     for shard in sorted(root.rglob("*.parquet")):
-        parts = shard.relative_to(root).parts
-        regime = parts[0]
-        if regime == "acpbench" and len(parts) == 3:
-            key = (regime, parts[1], shard.stem, None)
-        elif regime == "online" and len(parts) == 5:
-            key = (regime, parts[1], parts[2], parts[3])
-        elif regime in ("offline", "curriculum") and len(parts) == 4:
-            key = (regime, parts[1], parts[2], None)
-        else:
+        parts = shard.relative_to(root).with_suffix("").parts
+        regime = known.get(parts[0])
+        if regime is None:
+            raise InteropError(f"{shard}: not a shard of a known regime ('{parts[0]}'; have: "
+                               f"{', '.join(known)}; a regime kept outside planaudit is "
+                               f"named in {PLUGINS})")
+        fields = regime.shard_fields(parts[1:])
+        if fields is None or not {"model", "method"} <= set(fields):
+            layout = "/".join(f"<{f}>" for f in regime.layout)
             raise InteropError(f"{shard}: not a shard of the results layout "
-                               "(episodes/<regime>/<model>/<method>/...)")
+                               f"(episodes/{regime.name}/{layout}.parquet)")
+        key = (regime.name, fields["model"], fields["method"], fields.get("setting"))
         found.setdefault(key, []).append(shard)
     if not found:
         raise InteropError(f"{root}: no episode shards (.parquet)")

@@ -85,12 +85,20 @@ def sample_row(log, sample, path: Path) -> dict:
         "cache_hits": 0, "config_hash": log.eval.eval_id,
         "code_version": (log.eval.packages or {}).get("planaudit", ""),
     }
-    if row.get("regime") == "online":
+    if _repeats(row.get("regime")):
         fill["epoch"] = sample.epoch - 1
     for key, value in fill.items():
         if row.get(key) is None and (key != "cost_usd" or key not in row):
             row[key] = value  # a known-unpriced cost (null in the row) stays null
     return row
+
+
+def _repeats(name) -> bool:
+    """Whether a regime's rows carry an epoch (`Regime.epochs`); an unknown regime's not."""
+    from planaudit.regime import regimes
+
+    found = regimes().get(str(name))
+    return found is not None and found.epochs
 
 
 def out_path(out: Path, path: Path, regime: str, taken: set[Path]) -> Path:
