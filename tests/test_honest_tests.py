@@ -20,9 +20,7 @@ DURATION_WORDS = ("second", "elapsed", "wall", "duration")
 def _timed(node: ast.AST) -> bool:
     """Whether an expression reads a clock or a value named as a duration."""
     for n in ast.walk(node):
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                and n.func.attr in CLOCKS and isinstance(n.func.value, ast.Name)
-                and n.func.value.id == "time"):
+        if _is_clock(n):
             return True
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
         if any(w in name.lower() for w in DURATION_WORDS):
@@ -30,10 +28,18 @@ def _timed(node: ast.AST) -> bool:
     return False
 
 
-def _is_deadline(node: ast.AST) -> bool:
-    """A wait's deadline (`time.monotonic() < deadline`): it bounds a loop that waits for
-    an event, failing only when the event never comes; it asserts no duration."""
-    return any(isinstance(n, ast.Name) and "deadline" in n.id for n in ast.walk(node))
+def _is_clock(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in CLOCKS and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "time")
+
+
+def _is_deadline(node: ast.Compare) -> bool:
+    """A wait's deadline (`time.monotonic() < end`): the clock itself, not a difference of
+    two readings, against a point in time; it bounds a loop that waits for an event and
+    fails only when the event never comes, so it asserts no duration."""
+    return _is_clock(node.left) or any(isinstance(n, ast.Name) and "deadline" in n.id
+                                       for n in ast.walk(node))
 
 
 def duration_bounds(source: str) -> list[tuple[int, str]]:
@@ -59,6 +65,7 @@ def test_the_duration_check_finds_what_it_looks_for():
     assert duration_bounds("assert time.monotonic() - start < 10")
     assert duration_bounds("assert bound > wall")
     assert not duration_bounds("assert time.monotonic() < deadline, 'no batch'")
+    assert not duration_bounds("assert time.monotonic() < end, 'never reached'")
     assert not duration_bounds("assert server.start_seconds > 0 and n < 4")
 
 
