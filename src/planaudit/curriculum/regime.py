@@ -22,14 +22,18 @@ from planaudit.regime import (
 from planaudit.suite.catalog import run_domains
 
 
-def planned_skips(config: dict, entries: list | None = None) -> dict[tuple[str, str], str]:
+def planned_skips(config: dict, entries: list | None = None,
+                  prepared: list | None = None) -> dict[tuple[str, str], str]:
     """(test, suite domain) -> why it cannot be generated there (`needs.why_not`), read
-    from the suite's sources as the workflow is built: the pairs the plan leaves out."""
+    from the suite's sources as the workflow is built: the pairs the plan leaves out.
+    `prepared`: every task entry of the suite, where the caller has them (read here
+    otherwise: 80 ms for the built-in suite's tasks.yaml files)."""
     from planaudit.suite.catalog import selected_suite
 
     section = config.get("curriculum") or {}
     suite = config.get("suite") or {}
-    prepared, _ = selected_suite(suite)
+    if prepared is None:
+        prepared, _ = selected_suite(suite)
     names = [e for e in (entries if entries is not None else section.get("domains")
                          or list(dict.fromkeys(p.domain for p in prepared)))
              if isinstance(e, str)]
@@ -67,7 +71,9 @@ def jobs(view: Workflow) -> Jobs:
                 f"run on {e}, and no task selected there is labelled solvable (the "
                 f"curriculum's cases are solvable tasks); select one, or leave {e} out of "
                 "curriculum.domains")
-    skipped = planned_skips(view.config, entries) if tests else {}
+    # without suite.tasks the selection is every prepared task: no second read of the suite
+    every = view.selected if view.selected_tasks is None else None
+    skipped = planned_skips(view.config, entries, every) if tests else {}
     for (test, domain), why in skipped.items():
         print(needs.skip_line(test, domain, why), file=sys.stderr)
     kept = [t for t in tests if any(not isinstance(e, str) or (t, e) not in skipped
