@@ -414,8 +414,9 @@ def _tool_shard(folders, tmp_path, script, method="react", **online_cfg):
 
 def test_a_server_that_drops_the_tools_stops_the_shard_before_it_spends_the_rest(folders,
                                                                                 tmp_path):
-    """Text-only replies to requests that carry tools: after dead_tools_after episodes the
-    shard fails, naming the likely cause, instead of running every episode to its budget."""
+    """Text-only replies to requests that carry tools: after dead_tools_after tool-less
+    replies the shard fails, naming the likely cause, instead of running every episode to
+    its budget."""
     from planaudit.shard import DeadTools
 
     text = [reply("I will first look at the task.")] * 20
@@ -423,9 +424,9 @@ def test_a_server_that_drops_the_tools_stops_the_shard_before_it_spends_the_rest
     assert isinstance(failed, DeadTools)
     assert "not one native tool call" in str(failed) and "--jinja" in str(failed)
     assert "tool_protocol: text" in str(failed)
-    assert len(requests) == 3  # one episode of budget 3; the second never started
+    assert len(requests) == 1  # one tool-less reply; nothing more was sent
     assert all(r.get("tools") and r.get("tool_choice") == "auto" for r in requests)
-    # at the end of a shard smaller than K too
+    # at the end of a shard with fewer tool-less replies than K too (6 < 20)
     failed, requests = _tool_shard(folders, tmp_path / "b", text)
     assert isinstance(failed, DeadTools) and len(requests) == 6
 

@@ -35,48 +35,117 @@ class ShardFailed(RuntimeError):
 
 
 class DeadTools(ShardFailed):
-    """A real model's first episodes under a tool-calling architecture made not one native
+    """A real model's first replies under a tool-calling architecture made not one native
     tool call: the server almost surely drops the tools (llama.cpp without --jinja, vLLM
     without --enable-auto-tool-choice, a chat template with no tool support). Going on
     would pay for every episode to run to its budget and measure nothing."""
 
 
-DEAD_TOOLS_AFTER = 3  # episodes with no tool call before a shard gives up (online.dead_tools_after)
+class AlarmRang(Exception):
+    """The dead-tools alarm rang: no request more leaves this shard."""
+
+
+# tool-less replies, counted across the shard's episodes, before it gives up while none
+# has made a native tool call (online.dead_tools_after)
+DEAD_TOOLS_AFTER = 20
 TOOLLESS = frozenset({"plan-execute"})  # architectures whose model is never offered tools
 
 
 class ToolAlarm:
-    """Counts a shard's finished episodes and whether any made a native tool call."""
+    """Counts a shard's replies to requests that carried tools, across all its episodes as
+    the replies arrive, and whether any made a native tool call. It rings at `after`
+    tool-less replies and none with a call; it keeps the cache keys of those replies, so
+    that they can be set aside and a rerun against a repaired server asks it again."""
 
     def __init__(self, entry: ModelEntry, params: MethodParams, after: int | None = None):
         self.armed = (get(params.regime).tools and params.method not in TOOLLESS
                       and not entry.is_reference and entry.tool_protocol == "native")
         self.after = DEAD_TOOLS_AFTER if after is None else after
-        self.episodes = 0
+        self.replies = 0  # tool-less replies to requests that carried tools
         self.called = False
         self.base = entry.api_base
+        self.keys: set[str] = set()  # the cache entries that answered with no tool call
+        self.on_ring = lambda: None  # the shard's way to stop the episodes in flight
 
-    def episode(self, transcript: list[dict]) -> None:
-        calls = [step["call"] for step in transcript if "call" in step]
-        if any(c.get("error") for c in calls) and not any(c.get("content") or c.get("tool_calls")
-                                                          for c in calls):
-            return  # never reached the model: says nothing about its tools
-        self.episodes += 1
-        self.called = self.called or any(c.get("tool_calls") for c in calls)
+    def reply(self, call) -> None:
+        """One reply to a request that carried tools (a failed call reached no model and
+        says nothing about its tools)."""
+        if not self.armed or call.error is not None or self.called:
+            return
+        if call.tool_calls:
+            self.called = True
+            self.keys.clear()
+            return
+        self.replies += 1
+        if self.ringing:
+            self.on_ring()
+
+    def entry(self, key: str, value: dict) -> None:
+        """A cache entry answered (or was written for) a request while no tool call has been
+        seen: a tool-less one is what the alarm would set aside."""
+        if self.armed and not self.called and not value.get("tool_calls"):
+            self.keys.add(key)
 
     @property
     def ringing(self) -> bool:
-        return self.armed and not self.called and self.episodes >= self.after
+        return self.armed and not self.called and self.replies >= self.after
 
-    def message(self, label: str) -> str:
+    def message(self, label: str, aside: tuple[Path, int] | None = None) -> str:
         where = f"the server at {self.base}" if self.base else "the provider"
-        return (f"{label}: {self.episodes} episodes and not one native tool call: {where} "
+        kept = ""
+        if aside is not None and aside[1]:
+            kept = (f" The {aside[1]} cached tool-less replies were moved out of the cache to "
+                    f"{aside[0]}, so that a rerun asks the server again instead of reading "
+                    "them back (delete that folder, or move its files back if the server "
+                    "was right).")
+        return (f"{label}: {self.replies} replies and not one native tool call: {where} "
                 "almost surely ignores the tools. Enable function calling there (llama.cpp: "
                 "llama-server --jinja; llama-cpp-python: --chat_format chatml-function-calling "
                 "or a tool-aware handler; vLLM: --enable-auto-tool-choice --tool-call-parser "
                 "<parser>; Ollama: a model with tool support), or give the model "
-                "`tool_protocol: text`. The shard stopped before spending the rest; its "
-                "transcripts are kept.")
+                "`tool_protocol: text`. The shard stopped before spending the rest (episodes "
+                "in flight were cancelled); its finished episodes' transcripts are kept."
+                + kept)
+
+
+class AlarmCache(Cache):
+    """The shard's cache, telling the alarm which entry answered each request (read or
+    written), so that the tool-less replies behind an alarm can be set aside."""
+
+    def __init__(self, root: str | Path, alarm: ToolAlarm):
+        super().__init__(root)
+        self.alarm = alarm
+
+    def get(self, key: str) -> dict | None:
+        hit = super().get(key)
+        if hit is not None:
+            self.alarm.entry(key, hit)
+        return hit
+
+    def put(self, key: str, value: dict) -> None:
+        super().put(key, value)
+        self.alarm.entry(key, value)
+
+
+class Listened:
+    """The client as a shard's episodes see it while the alarm listens: each reply to a
+    request with tools is counted as it arrives, and once the alarm rings no request
+    leaves (the episode that heard the last reply would otherwise send its next one
+    before the cancellation reaches it)."""
+
+    def __init__(self, client: Client, alarm: ToolAlarm):
+        self.client, self.alarm = client, alarm
+
+    def __getattr__(self, name: str):
+        return getattr(self.client, name)
+
+    async def complete(self, messages: list[dict], **kw):
+        if self.alarm.ringing:
+            raise AlarmRang
+        call = await self.client.complete(messages, **kw)
+        if kw.get("tools"):
+            self.alarm.reply(call)
+        return call
 
 
 def require_witness(params: MethodParams) -> None:
@@ -141,7 +210,9 @@ async def _run(entry: ModelEntry, params: MethodParams, tasks: list[tuple[str, P
                alarm: ToolAlarm) -> list[dict]:
     regime, method = params.regime, params.method
     values = params.to_dict()
-    client = Client(entry.client(), Cache(cache_dir))
+    client = Client(entry.client(), AlarmCache(cache_dir, alarm) if alarm.armed
+                    else Cache(cache_dir))
+    asker = Listened(client, alarm) if alarm.armed else client
     digest = shard_hash(entry, method, values)
     run_episode = episode_runner(regime, entry)
     for folder in transcripts.values():
@@ -150,7 +221,7 @@ async def _run(entry: ModelEntry, params: MethodParams, tasks: list[tuple[str, P
     async def one(domain: str, folder: Path, epoch: int) -> dict:
         repeat = {"epoch": epoch} if get(regime).epochs else {}
         row, transcript = await run_episode(
-            client, method, values, folder, task_name=f"{domain}/{folder.name}",
+            asker, method, values, folder, task_name=f"{domain}/{folder.name}",
             config_hash=digest, reference_meta=entry.reference, tier=entry.tier, **repeat)
         # a disguised task's row names the task itself and its disguise (the pairing key)
         row = {**row, "task": folder.name.partition("@")[0],
@@ -163,7 +234,6 @@ async def _run(entry: ModelEntry, params: MethodParams, tasks: list[tuple[str, P
                           "".join(json.dumps(step) + "\n" for step in transcript)
                           + json.dumps({"row": row}) + "\n")
         progress.episode(f"{domain}/{name}", row)
-        alarm.episode(transcript)
         return row
 
     async def everything() -> list[dict | None]:
@@ -178,18 +248,32 @@ async def _run(entry: ModelEntry, params: MethodParams, tasks: list[tuple[str, P
         async def worker() -> None:
             while not queue.empty() and not alarm.ringing:
                 i, (domain, folder, epoch) = queue.get_nowait()
-                rows[i] = await one(domain, folder, epoch)
+                try:
+                    rows[i] = await one(domain, folder, epoch)
+                except AlarmRang:
+                    return
 
-        await asyncio.gather(*(worker()
-                               for _ in range(min(client.cfg.max_concurrency, len(tasks)))))
+        workers = [asyncio.ensure_future(worker())
+                   for _ in range(min(client.cfg.max_concurrency, len(tasks)))]
+        # the alarm stops the episodes in flight at once, not after their budgets
+        alarm.on_ring = lambda: [w.cancel() for w in workers]
+        done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        for w in done:  # a failure fails the job at once, as before; a cancelled one is none
+            if not w.cancelled() and w.exception() is not None:
+                for other in pending:
+                    other.cancel()
+                raise w.exception()
         return rows
 
     # batch mode (a regime whose calls do not wait on each other's answers): in waves
     rows = await in_waves(client, Batching.of(entry.to_dict()) if get(regime).batch else None,
                           everything)
-    if alarm.armed and not alarm.called and alarm.episodes:
-        # rung after the first K episodes, or at the end of a shard smaller than K
-        raise DeadTools(alarm.message(progress.label))
+    if alarm.armed and not alarm.called and alarm.replies:
+        # rung after the first K tool-less replies, or at the end of a shard with fewer:
+        # the replies that rang it must not answer a rerun against a repaired server
+        aside = client.cache.set_aside(alarm.keys, "dead-tools-" + time.strftime(
+            "%Y%m%dT%H%M%S") + "-" + progress.label.replace("/", "_"))
+        raise DeadTools(alarm.message(progress.label, aside))
     return rows
 
 
