@@ -47,7 +47,8 @@ def test_warn_keeps_a_task_proven_by_one_method_and_reports_it_everywhere(tmp_pa
     said = capsys.readouterr().err
     assert "kept on one proof under audit: warn: vault/p01" in said
     rows = list(csv.DictReader((out / "summary.csv").open()))
-    assert [(r["task"], r["certificate"], r["methods_agreeing"], r["audit"]) for r in rows][0] \
+    first = rows[0]
+    assert (first["task"], first["certificate"], first["methods_agreeing"], first["audit"]) \
         == ("p01", "missing", "fast-downward-opt", "single-proof")
     audit = list(csv.DictReader((out / "audit.csv").open()))
     assert [(a["task"], a["kind"]) for a in audit] == [("p01", "single-proof")]
