@@ -11,5 +11,7 @@ REFERENCE_SUFFIX = " (reference, not an LLM)"
 MAIN_REGIMES = ("offline", "online")
 ACPBENCH = "acpbench"
 
-OK = pl.col("outcome") != "error"  # an unreachable model is kept apart, never a failure
+# an unreachable model is kept apart, never a failure; every other outcome counts, the
+# model's own `budget-exhausted` and `context-exhausted` included (in every denominator)
+OK = pl.col("outcome") != "error"
 SCORE = pl.col("success") | pl.col("detected")
