@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from planaudit.acpbench.agree import compare
-from planaudit.acpbench.gold import gold
+from planaudit.acpbench.bound import DEFAULT, Bound, PastBound
+from planaudit.acpbench.gold import gold_within
 from planaudit.acpbench.items import ORDER, ItemsError, read_items
 from planaudit.formal.space import Unsupported
 
@@ -22,7 +23,15 @@ def add_parser(sub, config_arg=None) -> None:
                                      "alone; compare with the file's answers per type")
     g.add_argument("file", metavar="FILE.json[.gz]")
     g.add_argument("--json", action="store_true",
-                   help='print {"items": [{"id", "task", "answer"}...], "summary": {...}}')
+                   help='print {"items": [{"id", "task", "answer"}...], "summary": {...}, '
+                        '"past_bound": [{"id", "task", "reason"}...]}')
+    g.add_argument("--max-memory-mb", type=_bound_value(int), default=DEFAULT.memory_mb,
+                   help=f"memory one item's proof may add, in a child process (default "
+                        f"{DEFAULT.memory_mb}; 0: no bound); an item past it is not answered, "
+                        "and named")
+    g.add_argument("--max-seconds", type=_bound_value(float), default=DEFAULT.seconds,
+                   help=f"wall-clock seconds one item's proof may take (default "
+                        f"{DEFAULT.seconds:g}; 0: no bound)")
     g.set_defaults(func=cmd_gold)
     sh = asub.add_parser("shard", help="run one model x question type over the acpbench "
                                        "section's domains and forms")
@@ -48,45 +57,65 @@ def add_parser(sub, config_arg=None) -> None:
     s.set_defaults(func=cmd_show)
 
 
-def run(path) -> tuple[list[dict], dict]:
-    """Per item: id, task, our answer, agreement, reason, limits, notes, seconds; and the
-    summary per type (items, agree, limit hit, seconds)."""
+def _bound_value(kind):
+    """An argparse type: a positive number, 0 meaning no bound (None)."""
+    def read(text: str):
+        value = kind(text)
+        if value < 0:
+            raise ValueError(text)
+        return value or None
+    read.__name__ = kind.__name__
+    return read
+
+
+def run(path, bound: Bound = DEFAULT) -> tuple[list[dict], dict]:
+    """Per item: id, task, our answer, agreement, reason, limits, notes, seconds, the
+    peak memory its proof added (MB) and `past_bound` (why it was not answered, or None);
+    and the summary per type (items, agree, limit hit, past the bound, seconds). Each
+    item's proof runs within `bound` (`bound.py`)."""
     rows, summary = [], {}
     for item in read_items(path):
         start = time.perf_counter()
+        base = {"id": item.id, "task": item.task, "answer": None, "agree": False,
+                "limits": [], "notes": [], "peak_mb": None, "past_bound": None}
         try:
-            g = gold(item)
+            g, usage = gold_within(item, bound)
             a = compare(item.task, g, item.answer)
-            row = {"id": item.id, "task": item.task, "answer": g.answer, "agree": a.agree,
-                   "reason": a.reason, "limits": g.limits, "notes": g.notes}
+            row = {**base, "answer": g.answer, "agree": a.agree, "reason": a.reason,
+                   "limits": g.limits, "notes": g.notes, "peak_mb": usage.peak_mb}
         except Unsupported as e:
-            row = {"id": item.id, "task": item.task, "answer": None, "agree": False,
-                   "reason": f"unsupported: {e}", "limits": [], "notes": []}
+            row = {**base, "reason": f"unsupported: {e}"}
+        except PastBound as e:
+            row = {**base, "reason": f"not answered: {e}", "past_bound": str(e)}
         row["seconds"] = round(time.perf_counter() - start, 3)
         rows.append(row)
         s = summary.setdefault(item.task, {"items": 0, "agree": 0, "limit_hit": 0,
-                                           "seconds": 0.0})
+                                           "past_bound": 0, "seconds": 0.0})
         s["items"] += 1
         s["agree"] += row["agree"]
         s["limit_hit"] += bool(row["limits"])
+        s["past_bound"] += row["past_bound"] is not None
         s["seconds"] = round(s["seconds"] + row["seconds"], 3)
     summary = {k: summary[k] for k in sorted(summary, key=lambda t: ORDER.index(t))}
     return rows, summary
 
 
 def cmd_gold(args) -> int:
+    bound = Bound(args.max_memory_mb, args.max_seconds)
     try:
-        rows, summary = run(args.file)
+        rows, summary = run(args.file, bound)
     except ItemsError as e:
         print(f"planaudit: {e}", file=sys.stderr)
         return 2
+    past = [{k: r[k] for k in ("id", "task")} | {"reason": r["past_bound"]} for r in rows
+            if r["past_bound"]]
     if args.json:
         print(json.dumps({"items": [{k: r[k] for k in ("id", "task", "answer")} for r in rows],
-                          "summary": summary}))
+                          "summary": summary, "past_bound": past}))
         return 0
     for task, s in summary.items():
         print(f"{task}: {s['agree']}/{s['items']} agree, {s['limit_hit']} with a limit hit, "
-              f"{s['seconds']:.1f} s")
+              f"{s['past_bound']} past the bound ({bound}), {s['seconds']:.1f} s")
     for r in rows:
         if not r["agree"]:
             print(f"  {r['task']} {r['id']}: {r['reason']}")
@@ -125,6 +154,13 @@ def cmd_shard(args) -> int:
     print(f"acpbench/{args.model}/{args.qtype}: {right}/{frame.height} correct", file=sys.stderr)
     for (domain, qtype, form, why), n in sorted(skipped.counts.items()):
         print(f"  not posed: {domain} {qtype} {form}: {n} ({why})", file=sys.stderr)
+    past = skipped.past_bound()
+    if past:
+        from planaudit.acpbench.shard import not_posed_path
+
+        print(f"acpbench/{args.model}/{args.qtype}: {sum(past.values())} questions not asked: "
+              f"their gold ran past its bound (listed in {not_posed_path(args.out)})",
+              file=sys.stderr)
     return 0
 
 

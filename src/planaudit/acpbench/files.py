@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from planaudit.acpbench.bound import DEFAULT, Bound, PastBound
 from planaudit.acpbench.generate import answer_format
-from planaudit.acpbench.gold import gold, plan_steps, valid_plan
+from planaudit.acpbench.gold import gold_within, plan_steps, valid_plan
 from planaudit.acpbench.items import read_items
 from planaudit.acpbench.questions import GEN_KIND, Question, QuestionError
 from planaudit.acpbench.read import normal_fact
@@ -29,8 +30,9 @@ def entry_key(entry) -> str:
 
 
 def item_questions(entry: dict, qtype: str, limit: int | None,
-                   skipped: dict[str, int]) -> list[Question]:
-    """The first `limit` items of one type (None: all) as generative questions."""
+                   skipped: dict[str, int], bound: Bound = DEFAULT) -> list[Question]:
+    """The first `limit` items of one type (None: all) as generative questions; an item
+    whose gold runs past `bound` is not asked (its id in the reason)."""
     root, split = Path(entry["root"]), entry.get("split", "dev")
     path = root / qtype / f"{split}.gen.json"
     if not path.is_file():
@@ -39,9 +41,13 @@ def item_questions(entry: dict, qtype: str, limit: int | None,
     out = []
     for item in read_items(path)[:limit]:
         try:
-            g = gold(item)
+            g, _ = gold_within(item, bound)
         except Unsupported as e:
             skipped[f"unsupported PDDL ({e})"] = skipped.get(f"unsupported PDDL ({e})", 0) + 1
+            continue
+        except PastBound as e:
+            why = f"gold {e} (item {item.id})"
+            skipped[why] = skipped.get(why, 0) + 1
             continue
         if g.limits or g.answer is None:
             why = "a search limit (no proven answer)" if g.limits else "no reading of the action"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from planaudit.acpbench.bound import DEFAULT, Bound, PastBound, bounded
 from planaudit.acpbench.gold import ANSWER, BFS_FIRST, Gold
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.questions import FORMS, GEN_KIND, LABELS, TYPES, Question, check_types
@@ -89,6 +90,20 @@ class Skipped:
     def add(self, domain: str, qtype: str, form: str, reason: str) -> None:
         key = (domain, qtype, form, reason)
         self.counts[key] = self.counts.get(key, 0) + 1
+
+    def past_bound(self) -> dict[tuple[str, str, str, str], int]:
+        """The questions not posed because their gold ran past its memory or time bound
+        (the reason names the task and state, or the item)."""
+        return {k: n for k, n in self.counts.items() if k[3].startswith(PAST_BOUND)}
+
+    def rows(self) -> list[dict]:
+        """One record per (domain, type, form, reason): the job's `.not_posed.json`."""
+        return [{"domain": d, "type": t, "form": f, "reason": r, "questions": n,
+                 "past_bound": r.startswith(PAST_BOUND)}
+                for (d, t, f, r), n in sorted(self.counts.items())]
+
+
+PAST_BOUND = "gold past its"  # how the reason of a question past the gold bound begins
 
 
 class StateQuestions:
@@ -632,13 +647,29 @@ def draw_state(inst: Instance, k: int, seed: int, avoid: frozenset = frozenset()
     return None
 
 
+def _state_questions(world: World, brief, inst: Instance, k: int, seed: int, avoid: frozenset,
+                     types: Sequence[str], forms: Sequence[str], max_states: int,
+                     ) -> tuple[State | None, list[Question | str]]:
+    """State k of a task drawn, its graph explored and every (type, form) posed on it:
+    one gold computation, run within the bound by `questions`."""
+    state = draw_state(inst, k, seed, avoid)
+    if state is None:
+        return None, []
+    sq = StateQuestions(world, inst, f"s{k}", state, explore(inst.task, state, max_states),
+                        seed, brief)
+    return state, [sq.pose(t, f) for t in types for f in forms]
+
+
 def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
               forms: Sequence[str] = FORMS, tasks: int | None = 2, states: int = 2,
               seed: int = 0, select: Sequence[str] | None = None, only: str | None = None,
-              skipped: Skipped | None = None, max_states: int = MAX_STATES) -> list[Question]:
+              skipped: Skipped | None = None, max_states: int = MAX_STATES,
+              bound: Bound = DEFAULT) -> list[Question]:
     """Every question of `types` x `forms` over `states` states of each of the first
     `tasks` solvable prepared tasks of `domain` (None: all) among those `select`
-    (`suite.tasks` patterns) admits, or just task `only`."""
+    (`suite.tasks` patterns) admits, or just task `only`. Each state's questions are
+    proven within `bound` (`bound.py`); a state past it is not asked, and `skipped`
+    names it (task and state) with the bound it passed."""
     check_types(types, forms)
     instances = [i for i in load_instances(Path(suite_dir), domain)
                  if selects(select, domain, i.id)]
@@ -656,22 +687,25 @@ def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
     for inst in instances:
         drawn: set = set()
         for k in range(states):
-            label = f"s{k}"
-            state = draw_state(inst, k, seed, frozenset(drawn))
+            try:
+                (state, posed), _ = bounded(_state_questions, (
+                    world, brief, inst, k, seed, frozenset(drawn), types, forms, max_states),
+                    bound)
+            except PastBound as e:
+                for t in types:
+                    for f in forms:
+                        skipped.add(domain, t, f, f"gold {e} ({inst.id}/s{k})")
+                continue
             drawn.add(state)
             if state is None:
                 for t in types:
                     for f in forms:
                         skipped.add(domain, t, f, "no new state with the goal ahead")
                 continue
-            sq = StateQuestions(world, inst, label, state, explore(inst.task, state, max_states),
-                                seed, brief)
-            for t in types:
-                for f in forms:
-                    q = sq.pose(t, f)
-                    if isinstance(q, str):
-                        skipped.add(domain, t, f, q)
-                    else:
-                        out.append(q)
+            for (t, f), q in zip(((t, f) for t in types for f in forms), posed, strict=True):
+                if isinstance(q, str):
+                    skipped.add(domain, t, f, q)
+                else:
+                    out.append(q)
     return out
 

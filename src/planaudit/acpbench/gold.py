@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from planaudit.acpbench.bound import DEFAULT, Bound, Usage, bounded
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.wording import read_action
 from planaudit.formal.ground import GroundingError, Task
@@ -309,3 +310,10 @@ ANSWER = {"app": app, "val": val, "prog": prog, "reach": reach, "areach": areach
 def gold(item: Item) -> Gold:
     """The answer to `item` from its PDDL and question alone (never its `answer`)."""
     return ANSWER[item.task](item, item.planning_task())
+
+
+def gold_within(item: Item, bound: Bound = DEFAULT) -> tuple[Gold, Usage]:
+    """`gold(item)` run within `bound` (`bound.py`: a child process, its memory capped,
+    killed past its time), and what it took; `PastBound` past it, so that no item's
+    search can take the machine (one of ACPBench's alfred items grew past 23 GB)."""
+    return bounded(gold, (item,), bound)

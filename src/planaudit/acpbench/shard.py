@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from planaudit import __version__, atomic
+from planaudit.acpbench.bound import Bound
 from planaudit.acpbench.files import entry_key, item_questions
 from planaudit.acpbench.generate import Skipped, questions
 from planaudit.acpbench.questions import FORMS, TYPES, Question, QuestionError
@@ -45,15 +46,17 @@ def job_questions(section: dict, qtype: str, suite_dir: Path, select=None,
     if qtype not in TYPES:
         raise QuestionError(f"no ACPBench question type '{qtype}' (have: {', '.join(TYPES)})")
     cfg = settings(section)
+    bound = Bound.of(section)  # every gold computation's memory and time
     skipped = skipped if skipped is not None else Skipped()
     out: list[Question] = []
     for entry in section.get("domains") or []:
         if isinstance(entry, str):
             out += questions(suite_dir, entry, [qtype], cfg["forms"], cfg["tasks"],
-                             cfg["states"], cfg["seed"], select=select, skipped=skipped)
+                             cfg["states"], cfg["seed"], select=select, skipped=skipped,
+                             bound=bound)
             continue
         why: dict[str, int] = {}
-        out += item_questions(entry, qtype, cfg["items"], why)
+        out += item_questions(entry, qtype, cfg["items"], why, bound)
         key = entry_key(entry)
         for reason, n in why.items():
             for _ in range(n):
@@ -140,4 +143,14 @@ def run_acpbench_shard(experiment: Experiment, entry: ModelEntry, qtype: str, su
                                   f"in error: {'; '.join(reasons[:3])}")
     frame = pl.DataFrame(rows, infer_schema_length=None)
     atomic.write_parquet(frame, Path(out))
+    # what was not posed, and why (a gold past its bound among it, each named), beside
+    # the rows: the log says it, and this file keeps it for the report
+    atomic.write_text(not_posed_path(out), json.dumps(skipped.rows(), indent=1) + "\n")
     return frame, skipped
+
+
+def not_posed_path(out: str | Path) -> Path:
+    """The job's record of the questions it did not pose: `<type>.not_posed.json`
+    beside `<type>.parquet`."""
+    out = Path(out)
+    return out.with_name(out.name.removesuffix(".parquet") + ".not_posed.json")

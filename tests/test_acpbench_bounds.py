@@ -1,0 +1,110 @@
+"""Every ACPBench gold computation runs within a memory and time bound (issue 37, finding
+16): a real item or suite state past it is not asked, and is counted and named, while the
+process that asked keeps its memory. The bounds here are tiny (8 MB that a real proof
+adds, half a second), so no test can take the machine."""
+
+from __future__ import annotations
+
+import json
+import resource
+
+import pytest
+import yaml
+
+from planaudit.cli import main
+from tests.conftest import ROOT
+from tests.test_curriculum import suite  # noqa: F401 - the prepared p01-p04 fixture
+
+DATASET = ROOT.parent / "shared" / "acpbench" / "dataset"
+needs_acpbench = pytest.mark.skipif(not DATASET.is_dir(), reason="needs ../shared/acpbench")
+
+# rover, nexta: its proof adds about 20 MB and takes seconds (benchmarks/acpbench_gold.py);
+# the blocksworld reach item adds under 1 MB in a fraction of a second
+BIG = ("nexta", "3815455930421006423")
+SMALL = ("reach", None)  # the file's first item
+
+
+def _items(tmp_path, *picks) -> str:
+    """A gen file holding the picked items of the dev split (first item where id is None)."""
+    rows = []
+    for qtype, item_id in picks:
+        src = json.loads((DATASET / qtype / "dev.gen.json").read_text())
+        rows.append(src[0] if item_id is None else next(r for r in src if str(r["id"]) == item_id))
+    path = tmp_path / "items.gen.json"
+    path.write_text(json.dumps(rows))
+    return str(path)
+
+
+def _gold(capsys, path: str, *flags: str) -> dict:
+    assert main(["acpbench", "gold", path, "--json", *flags]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@needs_acpbench
+def test_an_item_past_its_memory_bound_is_not_answered_and_is_named(tmp_path, capsys):
+    path = _items(tmp_path, SMALL, BIG)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = _gold(capsys, path, "--max-memory-mb", "8")
+    assert out["past_bound"] == [{"id": BIG[1], "task": "nexta",
+                                  "reason": "past its memory bound (8 MB)"}]
+    assert out["summary"]["nexta"]["past_bound"] == 1 and out["summary"]["reach"]["past_bound"] == 0
+    small, big = out["items"]
+    assert small["answer"] is not None and big["answer"] is None  # the small one answered
+    # the proof grew in its own process: this one's peak did not move by the bound's excess
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 8 * 1024
+    # with room enough the same item is answered: it was the bound that stopped it
+    roomy = _gold(capsys, path, "--max-memory-mb", "200")
+    assert roomy["past_bound"] == [] and roomy["items"][1]["answer"]["yes"]
+    # the text report counts and names it
+    assert main(["acpbench", "gold", path, "--max-memory-mb", "8"]) == 0
+    text = capsys.readouterr().out
+    assert "nexta: 0/1 agree, 0 with a limit hit, 1 past the bound (8 MB, 300 s)" in text
+    assert f"nexta {BIG[1]}: not answered: past its memory bound (8 MB)" in text
+
+
+@needs_acpbench
+def test_an_item_past_its_time_bound_is_not_answered_and_is_named(tmp_path, capsys):
+    out = _gold(capsys, _items(tmp_path, BIG), "--max-seconds", "0.5")
+    assert out["past_bound"] == [{"id": BIG[1], "task": "nexta",
+                                  "reason": "past its time bound (0.5 s)"}]
+
+
+def test_a_suite_state_past_the_bound_is_not_posed_and_the_job_names_it(suite, tmp_path, capsys):  # noqa: F811
+    """The acpbench regime's job: logistics p04's proof adds about 16 MB, p01-p03's under
+    1 MB; under an 8 MB bound p04's questions are not posed, and the log and the job's
+    `<type>.not_posed.json` name it."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["cache"] = str(tmp_path / "cache")
+    config["acpbench"] = {"types": ["land"], "forms": ["gen", "bool"], "domains": ["logistics"],
+                          "tasks": 4, "states": 1, "gold_bound": {"memory_mb": 8}}
+    out = tmp_path / "land.parquet"
+    assert main(["acpbench", "shard", "--spec", json.dumps(config), "--model", "oracle",
+                 "--type", "land", "--suite", str(suite), "--out", str(out),
+                 "--transcripts", str(tmp_path / "tr")]) == 0
+    log = capsys.readouterr().err
+    why = "gold past its memory bound (8 MB) (p04/s0)"
+    assert f"not posed: logistics land gen: 1 ({why})" in log
+    assert "2 questions not asked: their gold ran past its bound" in log
+    import polars as pl
+
+    rows = pl.read_parquet(out)
+    assert sorted(set(rows["task"])) == ["p01/s0", "p02/s0", "p03/s0"] and rows["success"].all()
+    past = [r for r in json.loads((tmp_path / "land.not_posed.json").read_text())
+            if r["past_bound"]]
+    assert past == [{"domain": "logistics", "type": "land", "form": f, "reason": why,
+                     "questions": 1, "past_bound": True} for f in ("bool", "gen")]
+
+
+def test_the_bound_is_a_field_of_the_acpbench_section_checked_by_its_schema(tmp_path):
+    from planaudit.acpbench.bound import Bound
+    from planaudit.config import ConfigError, load_config
+
+    assert Bound.of({}) == Bound(4096, 300.0)  # the default: a few GB, five minutes
+    assert Bound.of({"gold_bound": {"memory_mb": 512, "seconds": None}}) == Bound(512, None)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("acpbench:\n  types: [app]\n  gold_bound:\n    memory_mb: lots\n")
+    with pytest.raises(ConfigError, match=r"mine.yaml:4: acpbench.gold_bound.memory_mb"):
+        load_config(mine, base=ROOT / "config" / "config.yaml")
+    mine.write_text("acpbench:\n  types: [app]\n  gold_bound: {memory_mb: 512, seconds: 60}\n")
+    assert load_config(mine, base=ROOT / "config" / "config.yaml")["acpbench"]["gold_bound"] == \
+        {"memory_mb": 512, "seconds": 60}
