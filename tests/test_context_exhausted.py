@@ -96,3 +96,19 @@ def test_an_unreachable_server_is_still_an_error(folder, tmp_path):
         row, _ = asyncio.run(run_episode(client, "react", {"budget": 5}, folder,
                                          task_name=TASK))
     assert row["outcome"] == "error" and row["error"]
+
+
+def test_the_report_and_the_outcomes_figure_show_how_many(folder, tmp_path):
+    """The design section counts the exhausted episodes apart from the errors, and the
+    outcomes figure draws them with a style of their own (not left out of its bars)."""
+    from planaudit.analysis.figures import OUTCOME_STYLE, draw_outcomes
+    from planaudit.analysis.report import design_html
+
+    lost, _, _ = react_row(folder, tmp_path, turns=1)
+    ep = pl.DataFrame([lost, {**lost, "task": "p09"}], infer_schema_length=None)
+    html = design_html(ep, {"models": [{"name": "small", "model": "openai/small"}]}, set())
+    assert "0 ended in <code>error</code>" in html
+    assert "2 ended in <code>context-exhausted</code>" in html
+    assert "context-exhausted" in OUTCOME_STYLE
+    legend = draw_outcomes(ep).axes[0].get_legend_handles_labels()[1]
+    assert "context-exhausted" in legend, legend
