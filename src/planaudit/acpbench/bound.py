@@ -21,6 +21,7 @@ the computation the same room as a small one.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -140,6 +141,9 @@ class _Watch:
 
 
 def _child(conn, fn: Callable, args: tuple, memory_mb: int | None) -> None:
+    # the parent's objects out of the collector's reach: a full collection would write to
+    # every one of them, copying the parent's pages into this process's private memory
+    gc.freeze()
     lock = threading.Lock()
     watch = _Watch(conn, lock, memory_mb)
     try:
