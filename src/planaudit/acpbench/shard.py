@@ -26,7 +26,7 @@ from planaudit.acpbench.score import Judgement, judge
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, in_pool
+from planaudit.llm.client import Client, in_pool, price_source
 
 
 class AcpbenchShardFailed(RuntimeError):
@@ -87,7 +87,8 @@ def make_row(q: Question, j: Judgement | None, call, base: dict, error: str | No
         "truncated": call.truncated, "source": q.source,
         "verdict": j.verdict if j else None, "verdict_detail": (j.detail or None) if j else None,
         "n_calls": 1, "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
-        "cost_usd": call.cost_usd, "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
+        "cost_usd": call.cost_usd, "price_source": price_source([call]),
+        "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
     }
     return row
 

@@ -26,7 +26,7 @@ from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, in_pool
+from planaudit.llm.client import Client, in_pool, price_source
 from planaudit.planbench.cases import TESTS, Case, Verdict
 
 ROW_OUTCOMES = ("success", "goal-not-reached", "inapplicable-action", "malformed",
@@ -134,7 +134,8 @@ def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str |
         "score_type": extra.get("type") if case.test == "t3" and verdict else None,
         "score_explanation": extra.get("explanation") if case.test == "t3" and verdict else None,
         "n_calls": 1, "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
-        "cost_usd": call.cost_usd, "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
+        "cost_usd": call.cost_usd, "price_source": price_source([call]),
+        "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
     }
     row["success"] = row["outcome"] == "success"
     return row

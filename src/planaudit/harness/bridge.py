@@ -129,7 +129,8 @@ class InspectClient:
                         usage.output_tokens if usage else 0,
                         0.0 if self.reference else None, time.perf_counter() - start, False, 1,
                         error=out.error,
-                        finish_reason="length" if out.stop_reason == "max_tokens" else "stop")
+                        finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
+                        price_source="reference" if self.reference else None)
         self.exchanges.append((list(messages), call))
         return call
 

@@ -89,7 +89,8 @@ class Replay:
                     0.0 if self.cfg.model.startswith("reference/") else None,
                     float(out.time or 0.0), False, 1,
                     error=None if out.choices else (out.error or "no reply"),
-                    finish_reason="length" if out.stop_reason == "max_tokens" else "stop")
+                    finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
+                    price_source="reference" if self.cfg.model.startswith("reference/") else None)
 
 
 @scorer(metrics=[accuracy(), stderr()], name=SCORER)

@@ -224,6 +224,7 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
         "n_calls": len(calls), "input_tokens": sum(u.input_tokens for u in usage),
         "output_tokens": sum(u.output_tokens for u in usage),
         "cost_usd": 0.0 if reference else None,  # Inspect prices no call for planaudit
+        "price_source": "reference" if reference else None,
         "latency_s": sum(float(getattr(e, "working_time", 0) or 0) for e in calls),
         "cache_hits": 0, "config_hash": "", "code_version": __version__,
         **counter_columns(env, outcome),

@@ -35,7 +35,8 @@ def output_call(state: TaskState) -> Call:
     return Call(out.completion if out.choices else None, [],
                 usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
                 0.0 if reference else None, float(out.time or 0.0), False, 1, error=out.error,
-                finish_reason="length" if out.stop_reason == "max_tokens" else "stop")
+                finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
+                price_source="reference" if reference else None)
 
 
 def base_row(regime: str) -> dict:

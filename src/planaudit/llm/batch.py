@@ -295,10 +295,11 @@ class Batches:
         message = choice.get("message") or {}
         usage = body.get("usage") or {}
         tin, tout = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        cost = self.client.cost(tin, tout)
+        cost, source = self.client.priced(tin, tout)
         return Call(message.get("content"), message.get("tool_calls") or [], tin, tout,
                     None if cost is None else cost * self.batching.rate, 0.0, False, 1,
-                    finish_reason=choice.get("finish_reason"), batch=batch_id)
+                    finish_reason=choice.get("finish_reason"), batch=batch_id,
+                    price_source=source)
 
 
 async def in_waves(client: Client, batching: Batching | None,

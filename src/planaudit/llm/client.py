@@ -15,11 +15,13 @@ API keys are read by litellm from the environment and never pass through here.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 from planaudit.llm.cache import Cache, cache_key
@@ -71,6 +73,10 @@ class Call:
     error: str | None = None
     finish_reason: str | None = None  # "length": the reply was cut at max_tokens
     batch: str | None = None  # the provider batch that answered it (batch mode), at its price
+    # where cost_usd's price came from: "config" (the model entry's prices), "litellm
+    # <version>" (the installed litellm's bundled map), "reference" (a reference model
+    # with no configured price costs nothing); None: no price (or no reply)
+    price_source: str | None = None
 
     @property
     def truncated(self) -> bool:
@@ -85,6 +91,34 @@ def total_cost(calls: list[Call]) -> float | None:
     counted an unpriced call as free would understate the bill)."""
     costs = [c.cost_usd for c in calls]
     return None if any(c is None for c in costs) else sum(costs)
+
+
+# a cached reply written before calls recorded where their price came from
+UNRECORDED = "unrecorded"
+
+
+def price_source(calls: list[Call]) -> str | None:
+    """Where the prices of an episode's answered calls came from (a row's `price_source`):
+    their one source, or the sources joined by " + "; None when a call is unpriced (the
+    row's cost is null) or no call was answered."""
+    answered = [c for c in calls if c.error is None]
+    if not answered or any(c.cost_usd is None for c in answered):
+        return None
+    return " + ".join(sorted({c.price_source or UNRECORDED for c in answered}))
+
+
+@cache
+def litellm_prices() -> str:
+    """The price source of a price from litellm's map: the installed (pinned) version,
+    whose bundled map planaudit.llm makes litellm load. Said otherwise when the map in
+    memory is not that one (litellm imported before planaudit, with the variable unset)."""
+    from litellm.litellm_core_utils import get_model_cost_map as loaded
+
+    version = f"litellm {importlib.metadata.version('litellm')}"
+    info = loaded.get_model_cost_map_source_info()
+    if info.get("source") != "local":
+        return f"{version}, {info.get('source')} map loaded {info.get('loaded_at')}"
+    return version
 
 
 TOOL_CHOICES = ("auto", "required", "omit")
@@ -212,11 +246,15 @@ class Client:
             "litellm_provider": provider, "mode": "chat"}})
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        return self.priced(input_tokens, output_tokens)[0]
+
+    def priced(self, input_tokens: int, output_tokens: int) -> tuple[float | None, str | None]:
+        """(the call's cost, where its price came from: `Call.price_source`)."""
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
             return (input_tokens * self.cfg.input_price
-                    + output_tokens * self.cfg.output_price) / 1e6
+                    + output_tokens * self.cfg.output_price) / 1e6, "config"
         if self.reference:  # a reference costs what its config says, or nothing
-            return 0.0
+            return 0.0, "reference"
         import litellm
 
         try:
@@ -224,8 +262,8 @@ class Client:
                 model=self.cfg.model, prompt_tokens=input_tokens,
                 completion_tokens=output_tokens)
         except Exception:  # no price in the config nor in litellm's map: unpriced, not free
-            return None
-        return prompt + completion
+            return None, None
+        return prompt + completion, litellm_prices()
 
     def _backoff(self, attempt: int, exc: Exception) -> float:
         hinted = _retry_after(exc)
@@ -254,6 +292,8 @@ class Client:
             if hit is not None:
                 self.cache.put(key, hit)
         if hit is not None:
+            if "price_source" not in hit and hit.get("cost_usd") is not None:
+                hit = {**hit, "price_source": UNRECORDED}
             return Call(**{**hit, "cache_hit": True, "latency_s": 0.0, "attempts": 0})
         if self.deferred is not None and key not in self.unbatchable:
             self.deferred[key] = request
@@ -354,6 +394,7 @@ class Client:
                 self.waits.append(wait)
                 await self.sleep(wait)
                 continue
-            return Call(content, tool_calls, tin, tout, self.cost(tin, tout),
-                        time.perf_counter() - start, False, attempt + 1, finish_reason=finish)
+            cost, source = self.priced(tin, tout)
+            return Call(content, tool_calls, tin, tout, cost, time.perf_counter() - start,
+                        False, attempt + 1, finish_reason=finish, price_source=source)
         return Call(None, attempts=self.cfg.max_retries + 1, error=error)
