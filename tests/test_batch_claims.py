@@ -72,6 +72,33 @@ def test_two_jobs_asking_the_same_wave_at_once_submit_it_once(suite, tmp_path): 
     assert _claims(tmp_path) == {} and _owners(tmp_path) == []  # released at the end
 
 
+def test_jobs_of_two_strategies_sharing_a_first_call_submit_it_once(suite, tmp_path):  # noqa: F811
+    """`direct` and `self-refine` open with the same call: run at once, that call goes into
+    one batch; self-refine's later calls go into batches of their own; no request is in
+    two batches."""
+    with BatchServer() as srv:
+        srv.hold_files.set()
+        model = entry(srv.api_base, batch_poll=0.1)
+        jobs = [_job(tmp_path, suite, model, "direct"),
+                _job(tmp_path, suite, model, "refine", method="self-refine")]
+        end = time.monotonic() + DEADLINE
+        while srv.uploads < 2 and not (srv.uploads == 1 and len(_owners(tmp_path)) == 2):
+            for job in jobs:
+                assert job.poll() is None, job.stderr.read()[-2000:]
+            assert time.monotonic() < end, "the jobs never reached their batch"
+            time.sleep(0.05)
+        srv.hold_files.clear()
+        errs = [job.communicate(timeout=DEADLINE)[1] for job in jobs]
+        assert [job.returncode for job in jobs] == [0, 0], [e[-2000:] for e in errs]
+        assert len(srv.chat) == 0
+    batched = [k for r in records(tmp_path) for k in r["keys"]]
+    assert len(batched) == len(set(batched)), "a request went into two batches"
+    assert len(records(tmp_path)[0]["keys"]) == len(TASKS)
+    for name in ("direct", "refine"):
+        rows = pl.concat([pl.read_parquet(p) for p in sorted((tmp_path / name).glob("*.parquet"))])
+        assert rows.height == len(TASKS) and rows["error"].is_null().all()
+
+
 def test_a_claim_left_by_a_killed_job_is_taken_over(suite, tmp_path):  # noqa: F811
     """The job is killed (SIGKILL) while its upload is held: its claims stay on disk,
     naming it; the next job finds their owner gone (its flock released by the kernel),
