@@ -112,3 +112,29 @@ def test_the_report_and_the_outcomes_figure_show_how_many(folder, tmp_path):
     assert "context-exhausted" in OUTCOME_STYLE
     legend = draw_outcomes(ep).axes[0].get_legend_handles_labels()[1]
     assert "context-exhausted" in legend, legend
+
+
+def test_a_curriculum_or_acpbench_prompt_past_the_context_is_the_models_failure(tmp_path):
+    """The single-call regimes read the same failed call the same way: their rows say
+    `context-exhausted` (error null, kind `context`), and a 500 after retries stays `error`."""
+    from planaudit.acpbench.questions import Question
+    from planaudit.acpbench.shard import make_row as acp_row
+    from planaudit.curriculum.shard import make_row as curriculum_row
+    from planaudit.planbench.cases import Case
+
+    case = Case("t1", "suite", "blocksworld", "p04", "a prompt", {"optimal_length": 4})
+    question = Question("reach", "gen", "suite", "blocksworld", "p04", "s0", "a prompt")
+    base = {"regime": "x", "model": "small", "domain": "blocksworld"}
+    status = {"status": 500, "headers": {}, "body": {"error": {"message": "down"}}}
+    with FakeOpenAI([too_long(), status, status, status]) as srv:
+        client = client_for(srv, tmp_path)
+        client.sleep = lambda s: asyncio.sleep(0)
+        full = asyncio.run(client.complete([{"role": "user", "content": "a"}]))
+        down = asyncio.run(client.complete([{"role": "user", "content": "b"}]))
+    for row in (curriculum_row(case, None, full, base, full.error),
+                acp_row(question, None, full, base, full.error)):
+        assert row["outcome"] == "context-exhausted" and row["error"] is None, row
+        assert row["first_failure_kind"] == "context" and row["success"] is False
+    for row in (curriculum_row(case, None, down, base, down.error),
+                acp_row(question, None, down, base, down.error)):
+        assert row["outcome"] == "error" and row["error"], row

@@ -26,7 +26,7 @@ from planaudit.acpbench.score import Judgement, judge
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, in_pool, price_source
+from planaudit.llm.client import Client, context_exhausted, in_pool, price_source
 
 
 class AcpbenchShardFailed(RuntimeError):
@@ -69,8 +69,9 @@ def job_questions(section: dict, qtype: str, suite_dir: Path, select=None,
 
 
 def make_row(q: Question, j: Judgement | None, call, base: dict, error: str | None) -> dict:
+    full = j is None and context_exhausted(error)  # the model's failure (episode.py)
     if j is None:
-        outcome = "error"
+        outcome = "context-exhausted" if full else "error"
     elif j.correct:
         outcome = "success"
     else:
@@ -81,8 +82,10 @@ def make_row(q: Question, j: Judgement | None, call, base: dict, error: str | No
         "solvable": True if q.source == "suite" else None, "optimal_length": None,
         "outcome": outcome, "success": outcome == "success", "executable": None,
         "detected": False, "plan_length": None, "efficiency": None,
-        "first_failure_step": None, "first_failure_kind": None, "first_failure_action": None,
-        "first_failure_detail": None, "error": error, "val_valid": None, "val_detail": None,
+        "first_failure_step": None, "first_failure_action": None,
+        "first_failure_kind": "context" if full else None,
+        "first_failure_detail": error if full else None, "error": None if full else error,
+        "val_valid": None, "val_detail": None,
         "contract_breach": j.detail if j is not None and j.verdict == "unreadable" else None,
         "truncated": call.truncated, "source": q.source,
         "verdict": j.verdict if j else None, "verdict_detail": (j.detail or None) if j else None,

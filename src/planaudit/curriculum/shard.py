@@ -26,11 +26,11 @@ from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, in_pool, price_source
+from planaudit.llm.client import Client, context_exhausted, in_pool, price_source
 from planaudit.planbench.cases import TESTS, Case, Verdict
 
 ROW_OUTCOMES = ("success", "goal-not-reached", "inapplicable-action", "malformed",
-                "wrong-answer", "error")
+                "wrong-answer", "context-exhausted", "error")
 
 
 class CurriculumShardFailed(RuntimeError):
@@ -115,17 +115,20 @@ def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str |
     extra = verdict.scores if verdict else {}
     failure = extra.get("failure") or {}
     truth = case.truth
+    full = verdict is None and context_exhausted(error)  # the model's failure (episode.py)
     row = {
         **base, "method": case.test, "domain": base["domain"], "task": case.instance,
         "solvable": True, "optimal_length": truth.get("optimal_length"),
-        "outcome": "error" if verdict is None else row_outcome(verdict),
+        "outcome": (("context-exhausted" if full else "error") if verdict is None
+                    else row_outcome(verdict)),
         "executable": extra.get("executable"), "detected": False,
         "plan_length": extra.get("plan_length"), "efficiency": None,
-        "first_failure_step": failure.get("step"), "first_failure_kind": failure.get("kind"),
+        "first_failure_step": failure.get("step"),
+        "first_failure_kind": "context" if full else failure.get("kind"),
         "first_failure_action": failure.get("action"),
-        "first_failure_detail": failure.get("detail") or (verdict.detail or None if verdict
-                                                          else None),
-        "error": error, "val_valid": None, "val_detail": None,
+        "first_failure_detail": (error if full else failure.get("detail")
+                                 or (verdict.detail or None if verdict else None)),
+        "error": None if full else error, "val_valid": None, "val_detail": None,
         # as offline: why a reply could not be read (the row's outcome is then malformed)
         "contract_breach": contract_breach(verdict),
         "truncated": call.truncated,
