@@ -30,6 +30,7 @@ from planaudit.curriculum.world import load_instances
 from planaudit.formal import write
 from planaudit.formal.reachable import explore
 from tests.conftest import ROOT, SUITE_DOMAINS, blocksworld_config, snakemake
+from tests.cut_suite import cut_suite_config
 from tests.test_curriculum import suite  # noqa: F401 - the prepared p01-p04 fixture
 
 ACPBENCH = ROOT.parent / "shared" / "acpbench" / "dataset"
@@ -442,17 +443,7 @@ def test_acpbench_show_prints_one_question_its_truth_and_a_full_marks_answer(
     gripper cut to p01-p02, our own search) into the config's results, then asks."""
     from planaudit.cli import main
 
-    root = tmp_path / "domains" / "gripper"
-    (root / "problems").mkdir(parents=True)
-    for name in ("domain.pddl", "nl.yaml", "problems/p01.pddl", "problems/p02.pddl"):
-        (root / name).write_text((ROOT / "domains" / "gripper" / name).read_text())
-    tasks = yaml.safe_load((ROOT / "domains" / "gripper" / "tasks.yaml").read_text())
-    tasks["tasks"] = [t for t in tasks["tasks"] if t["id"] in ("p01", "p02")]
-    (root / "tasks.yaml").write_text(yaml.safe_dump(tasks))
-    config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump({"results": str(tmp_path / "results"),
-                                      "suite": {"root": str(tmp_path / "domains")},
-                                      "truth": {"external": False}}))
+    config = cut_suite_config(tmp_path, "gripper", ("p01", "p02"))
     show = ["acpbench", "show", "app", "gripper/p02", "--form", "mcq", "--config", str(config)]
     assert main(show) == 0
     assert (tmp_path / "results" / "suite" / "gripper" / "p02" / "truth.json").is_file()

@@ -389,18 +389,20 @@ def test_workflow_refuses_a_curriculum_domain_outside_the_suite(tmp_path):
     assert "curriculum.domains: 'gripper' is not a domain of the suite" in dry.stderr + dry.stdout
 
 
-def test_planbench_show_prints_the_prompt_truth_and_a_full_marks_answer(suite, monkeypatch,
-                                                                         capsys):
+def test_planbench_show_prints_the_prompt_truth_and_a_full_marks_answer(tmp_path, capsys):
+    """The real path: `show` prepares and proves the domain it is asked about (gripper
+    cut to p01-p02) into the config's results, then renders the case."""
     from planaudit.cli import main
-    from planaudit.curriculum import commands
+    from tests.cut_suite import cut_suite_config
 
-    monkeypatch.setattr(commands, "_suite_domain", lambda config, domain, results: suite)
-    assert main(["planbench", "show", "t7", "gripper/2"]) == 0  # p02, by its number
+    config = str(cut_suite_config(tmp_path, "gripper", ("p01", "p02")))
+    assert main(["planbench", "show", "t7", "gripper/2", "--config", config]) == 0  # p02
+    assert (tmp_path / "results" / "suite" / "gripper" / "p02" / "truth.json").is_file()
     out = capsys.readouterr().out
     assert "== t7 suite gripper/p02 (seed 0, shots 1) ==" in out
     assert "[Your task]" in out and '"kind": "state"' in out
     assert "== an answer that scores full marks ==" in out and "(define" not in out
-    assert main(["planbench", "show", "t9", "gripper/p02"]) == 2
+    assert main(["planbench", "show", "t9", "gripper/p02", "--config", config]) == 2
     assert "no test case 't9'" in capsys.readouterr().err
 
 

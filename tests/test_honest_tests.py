@@ -93,23 +93,24 @@ def test_a_missing_interop_dependency_fails_under_ci_and_skips_elsewhere(tmp_pat
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text(
             f"raise ModuleNotFoundError('{package} hidden by test_honest_tests', name='{package}')\n")
-    files = ["tests/test_eee.py", "tests/test_inspect_log.py"]
+    files = ["tests/test_eee.py", "tests/test_inspect_log.py", "tests/test_harness.py"]
     here = _collect(files, tmp_path, ci=False)
-    assert here.returncode == 5, here.stdout[-2000:]  # nothing collected: both skipped
-    assert here.stdout.count("SKIPPED") == 2, here.stdout[-2000:]
+    assert here.returncode == 5, here.stdout[-2000:]  # nothing collected: all skipped
+    assert here.stdout.count("SKIPPED") == len(files), here.stdout[-2000:]
     ci = _collect(files, tmp_path, ci=True)
     assert ci.returncode != 0 and "SKIPPED" not in ci.stdout, ci.stdout[-2000:]
     for name in files:
         assert f"ERROR {name}" in ci.stdout, ci.stdout[-2000:]
 
 
-def test_acpbench_tests_do_not_replace_the_suite_preparation():
-    """`acpbench show` prepares the domain it is asked about; a test that swaps that
-    function for a fixture never runs it."""
-    for path in sorted(TESTS.glob("test_acpbench*.py")):
+def test_no_test_replaces_the_suite_preparation():
+    """`acpbench show` and `planbench show` prepare the domain they are asked about; a
+    test that swaps that function for a fixture never runs it."""
+    for path in sorted(TESTS.glob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "setattr" and len(node.args) >= 2
                     and isinstance(node.args[1], ast.Constant)):
-                assert "suite_domain" not in str(node.args[1].value), \
+                assert not any(name in str(node.args[1].value)
+                               for name in ("suite_domain", "prepared_domain")), \
                     f"{path.name}:{node.lineno}: replaces {node.args[1].value}"
