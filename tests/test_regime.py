@@ -233,3 +233,20 @@ def test_builtin_regimes_declare_their_columns_epochs_tools_and_layout():
     assert found["online"].shard_fields(["m", "react", "none", "gripper"]) == {
         "model": "m", "method": "react", "setting": "none", "domain": "gripper"}
     assert found["offline"].shard_fields(["m", "direct"]) is None
+
+
+def test_the_workflow_rules_name_no_regime():
+    """The rules iterate the registry: no rule file branches on a built-in regime's name
+    (a comment may name one), and a regime's own figures come from `Regime.figures`."""
+    import re
+
+    from planaudit.analysis.outputs import regime_figures
+
+    names = ("offline", "online", "curriculum", "acpbench")
+    for path in [*sorted((ROOT / "workflow" / "rules").glob("*.smk")), ROOT / "Snakefile"]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            hits = [x for x in names if re.search(rf"\b{x}\b", code)]
+            assert not hits, f"{path.name}:{n} names {hits}: {line.strip()}"
+    assert regime_figures(["acpbench", "offline"]) == ["acpbench"]
+    assert regime_figures(["offline", "online", "curriculum"]) == []

@@ -119,6 +119,9 @@ class Regime:
     # stem name ("model", "method", "setting", "domain"): ("model", "method", "domain") is
     # <model>/<method>/<domain>.parquet. `planaudit export inspect` reads a run by it
     layout: tuple[str, ...] = ("model", "method")
+    # figures drawn from its rows alone (planaudit.analysis.figures draws them): outputs of
+    # the report exactly when a config runs the regime, so the other figures never change
+    figures: tuple[str, ...] = ()
 
     def shard_fields(self, parts: Sequence[str]) -> dict[str, str] | None:
         """What a shard's path below episodes/<name>/ (its folders, then its file's stem)

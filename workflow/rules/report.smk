@@ -1,15 +1,17 @@
 # Figures and the standalone report, thin shells over `planaudit figures` and
 # `planaudit report`. Every figure of FIGURES is always written (a placeholder stating
 # why when the rows cannot support it), so those outputs are the same for every config;
-# ACPBench's (ACPBENCH_FIGURES) are outputs exactly when the config runs ACPBench.
+# A regime's own figures (`Regime.figures`: ACPBench's) are outputs exactly when the
+# config runs that regime.
 # The figures carry their captions for `snakemake --report report.html`; the tables'
 # captions are ../report/table-<name>.rst, for the csv outputs of the tables rule.
 import json
 
-from planaudit.analysis.outputs import ACPBENCH_FIGURES, FIGURES
+from planaudit.analysis.outputs import FIGURES, regime_figures
 
-# ACPBench's figures are written only from ACPBench rows: outputs when the config runs it
-DRAWN = list(FIGURES) + (list(ACPBENCH_FIGURES) if SHARDS.get("acpbench") else [])
+# the regimes this config runs (jobs planned), whose own figures are outputs
+RUNNING = [name for name, files in SHARDS.items() if files]
+DRAWN = list(FIGURES) + regime_figures(RUNNING)
 
 
 report: "../report/workflow.rst"
@@ -38,8 +40,8 @@ rule figures:
         seed=ANALYSIS.get("seed", 0),
         bootstrap=ANALYSIS.get("bootstrap", 2000),
         alpha=ANALYSIS.get("alpha", 0.05),
-        # ACPBench's figures are outputs whenever the config runs it: drawn even from no rows
-        acpbench="--acpbench" if SHARDS.get("acpbench") else "",
+        # a running regime's own figures are outputs: drawn even from no rows
+        running=" ".join(f"--regime {name}" for name in RUNNING),
     resources:
         **job_resources("analysis"),
     log:
@@ -48,7 +50,7 @@ rule figures:
         "../../envs/planaudit.yaml"
     shell:
         "planaudit figures --episodes {input} --out {params.out} --seed {params.seed} "
-        "--bootstrap {params.bootstrap} --alpha {params.alpha} {params.acpbench} 2> {log} "
+        "--bootstrap {params.bootstrap} --alpha {params.alpha} {params.running} 2> {log} "
         "|| (tail -n 20 {log} >&2; exit 1)"
 
 

@@ -81,4 +81,4 @@ register(Regime(
     name="acpbench", help="ACPBench: its questions answered by proof from their PDDL",
     layout=("model", "method"), columns=row_columns(__file__),
     jobs=jobs, add_parser=add_parser, estimate=estimate, size=(360, 4000), rank=3,
-    batch=True, choices=("types",)))
+    batch=True, choices=("types",), figures=("acpbench",)))

@@ -79,8 +79,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fi.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (as for tables)")
     fi.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
     fi.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate")
-    fi.add_argument("--acpbench", action="store_true",
-                    help="write ACPBench's figures even with no ACPBench rows (as placeholders)")
+    fi.add_argument("--regime", action="append", default=None, metavar="NAME",
+                    help="a regime the config runs (repeatable): its own figures "
+                         "(Regime.figures) are written even with no rows of it, as "
+                         "placeholders; absent, a regime's figures follow its rows")
     fi.set_defaults(func=cmd_figures)
 
     rp = sub.add_parser("report", help="the standalone report (index.html): design, tables, figures")
@@ -230,7 +232,7 @@ def cmd_figures(args) -> int:
     notes: list[str] = []
     written = draw_all(frame, Path(args.out), notes,
                        {"seed": args.seed, "bootstrap": args.bootstrap, "alpha": args.alpha},
-                       acpbench=True if args.acpbench else None)
+                       running=None if args.regime is None else set(args.regime))
     for note in notes:
         print(f"figures: {note}", file=sys.stderr)
     print(f"figures: {len(written)} files from {frame.height} episodes in {args.out}", file=sys.stderr)

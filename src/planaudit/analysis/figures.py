@@ -618,13 +618,13 @@ def draw(name: str, frame: pl.DataFrame, analysis: dict | None = None) -> Figure
 
 
 def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = None,
-             analysis: dict | None = None, acpbench: bool | None = None) -> list[Path]:
+             analysis: dict | None = None, running: set[str] | None = None) -> list[Path]:
     """Every figure of FIGURES as png and svg in `outdir`, and those of ACPBENCH_FIGURES
-    when `acpbench` (None: when the rows hold ACPBench episodes; the workflow says True
-    whenever the config runs ACPBench, so its outputs exist even when no question was
-    posed); returns the files written. A figure the rows cannot support is written as a
-    placeholder and its reason appended to `notes`. `analysis` (seed, bootstrap, alpha) is
-    what the tables were built with."""
+    when ACPBench is among the `running` regimes (None: when the rows hold ACPBench
+    episodes; the workflow names every regime the config runs, so a regime's figures are
+    outputs even when it posed no question); returns the files written. A figure the
+    rows cannot support is written as a placeholder and its reason appended to `notes`.
+    `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
     from planaudit.analysis.tables import fold_settings
 
     outdir = Path(outdir)
@@ -647,7 +647,7 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
             fig = placeholder(name, str(e))
         written += save(fig, outdir, name)
     acp = acpbench_rows(frame)
-    if acpbench or (acpbench is None and not acp.is_empty()):
+    if ("acpbench" in running) if running is not None else not acp.is_empty():
         acp_shown, acp_cut = first_models(acp, MAX_ACPBENCH_MODELS, by_model=True)
         for name in ACPBENCH_FIGURES:
             try:

@@ -15,8 +15,17 @@ FORMATS = ("csv", "md", "tex")
 FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",
            "calibrator")
 # drawn from the ACPBench rows, and written only when the rows hold some (the workflow
-# declares them when the config runs ACPBench), so the other figures never change
+# declares them when the config runs ACPBench: `Regime.figures`, `regime_figures`), so the
+# other figures never change
 ACPBENCH_FIGURES = ("acpbench",)
+
+
+def regime_figures(running) -> list[str]:
+    """The figures of the regimes a config runs (`Regime.figures`, in the registry's
+    order): the report's outputs beyond FIGURES."""
+    from planaudit.regime import regimes
+
+    return [f for name, r in regimes().items() if name in running for f in r.figures]
 
 
 def table_names() -> list[str]:
