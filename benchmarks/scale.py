@@ -363,7 +363,7 @@ def run_stages(shards: list[Path], work: Path, stages: list[str], episodes: Path
                                  str(report), *common], work / "tables.log")
     if "figures" in stages:
         out["figures"] = measure([PLANAUDIT, "figures", "--episodes", str(episodes), "--out",
-                                  str(figures), *common, "--acpbench"], work / "figures.log")
+                                  str(figures), *common, "--regime", "acpbench"], work / "figures.log")
     if "report" in stages:
         models = pl.read_parquet(episodes, columns=["model"])["model"].unique().sort().to_list()
         summary = work / "suite" / "summary.csv"
