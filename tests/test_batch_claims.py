@@ -45,21 +45,27 @@ def _claims(tmp: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in folder.glob("[!.]*")} if folder.is_dir() else {}
 
 
+def _both_in_one_wave(srv, tmp_path: Path, jobs: list[subprocess.Popen]) -> list[str]:
+    """Hold the server's uploads until both jobs are inside the same wave (the second owns
+    a claim lock, or uploaded as well), then let them finish: their stderr, both ended 0."""
+    end = time.monotonic() + DEADLINE
+    while srv.uploads < 2 and not (srv.uploads == 1 and len(_owners(tmp_path)) == 2):
+        for job in jobs:
+            assert job.poll() is None, job.stderr.read()[-2000:]
+        assert time.monotonic() < end, "the jobs never reached their batch"
+        time.sleep(0.05)
+    srv.hold_files.clear()
+    errs = [job.communicate(timeout=DEADLINE)[1] for job in jobs]
+    assert [job.returncode for job in jobs] == [0, 0], [e[-2000:] for e in errs]
+    return errs
+
+
 def test_two_jobs_asking_the_same_wave_at_once_submit_it_once(suite, tmp_path):  # noqa: F811
     with BatchServer() as srv:
         srv.hold_files.set()
         model = entry(srv.api_base, batch_poll=0.1)
         jobs = [_job(tmp_path, suite, model, "one"), _job(tmp_path, suite, model, "two")]
-        end = time.monotonic() + DEADLINE
-        # both jobs inside the wave: the second owns a claim lock, or uploaded as well
-        while srv.uploads < 2 and not (srv.uploads == 1 and len(_owners(tmp_path)) == 2):
-            for job in jobs:
-                assert job.poll() is None, job.stderr.read()[-2000:]
-            assert time.monotonic() < end, "the jobs never reached their batch"
-            time.sleep(0.05)
-        srv.hold_files.clear()
-        errs = [job.communicate(timeout=DEADLINE)[1] for job in jobs]
-        assert [job.returncode for job in jobs] == [0, 0], [e[-2000:] for e in errs]
+        errs = _both_in_one_wave(srv, tmp_path, jobs)
         uploads, made = srv.count("POST", "/files"), srv.count("POST", "/batches")
         assert (uploads, made, len(srv.chat)) == (1, 1, 0), \
             [r["keys"] for r in records(tmp_path)]
@@ -81,15 +87,7 @@ def test_jobs_of_two_strategies_sharing_a_first_call_submit_it_once(suite, tmp_p
         model = entry(srv.api_base, batch_poll=0.1)
         jobs = [_job(tmp_path, suite, model, "direct"),
                 _job(tmp_path, suite, model, "refine", method="self-refine")]
-        end = time.monotonic() + DEADLINE
-        while srv.uploads < 2 and not (srv.uploads == 1 and len(_owners(tmp_path)) == 2):
-            for job in jobs:
-                assert job.poll() is None, job.stderr.read()[-2000:]
-            assert time.monotonic() < end, "the jobs never reached their batch"
-            time.sleep(0.05)
-        srv.hold_files.clear()
-        errs = [job.communicate(timeout=DEADLINE)[1] for job in jobs]
-        assert [job.returncode for job in jobs] == [0, 0], [e[-2000:] for e in errs]
+        _both_in_one_wave(srv, tmp_path, jobs)
         assert len(srv.chat) == 0
     batched = [k for r in records(tmp_path) for k in r["keys"]]
     assert len(batched) == len(set(batched)), "a request went into two batches"

@@ -6,16 +6,15 @@ error carrying its log. tests/test_live_model.py runs the real one."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from planaudit.llm.server import ServerError, free_port, local_server
+from tests.processes import gone
 
 FAKE = """#!{python}
 import http.server, os, signal, sys, time
@@ -52,24 +51,15 @@ def venv(tmp_path):
     return tmp_path / "venv"
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # a zombie has ended (it waits to be reaped by a parent that is gone)
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-
-
 def test_yields_the_url_and_stops_the_server_after_an_exception(venv, tmp_path):
     log = tmp_path / "logs" / "server.log"
     with pytest.raises(RuntimeError, match="inside the block"):
         with local_server(log, model=tmp_path / "m.gguf", venv=venv) as server:
             assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/v1")
-            assert server.start_seconds > 0 and not _gone(server.pid)
+            assert server.start_seconds > 0 and not gone(server.pid)
             pid = server.pid
             raise RuntimeError("inside the block")
-    assert _gone(pid)
+    assert gone(pid)
     assert "fake server starting serve" in log.read_text()
 
 
@@ -81,7 +71,7 @@ def test_a_server_that_ignores_sigterm_is_killed_after_the_grace(venv, tmp_path,
     with local_server(log, model=tmp_path / "m.gguf", venv=venv, grace=0.5) as server:
         pid = server.pid
     assert "SIGTERM ignored" in log.read_text()
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_a_server_that_dies_is_an_error_with_its_log(venv, tmp_path, monkeypatch):
@@ -115,10 +105,10 @@ def test_sigterm_to_the_holder_stops_the_server(venv, tmp_path):
         """)
     proc = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True)
     pid = int(proc.stdout.readline())
-    assert not _gone(pid)
+    assert not gone(pid)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 128 + signal.SIGTERM
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_the_preferred_port_unless_it_is_taken():

@@ -15,6 +15,7 @@ from planaudit.formal import load_task, validate
 from planaudit.formal import repair as R
 from planaudit.formal.plan import parse_plan
 from planaudit.offline.run import repair_columns
+from tests.processes import gone
 
 DOMAINS = Path(__file__).resolve().parents[1] / "domains"
 BW = DOMAINS / "blocksworld"
@@ -144,15 +145,6 @@ def test_costs_read_by_the_domain_are_skipped_with_a_reason(tmp_path):
     assert r.status == "skipped" and r.detail == R.COSTS_READ and r.steps is None
 
 
-def _gone(pid: int) -> bool:
-    """Whether the process has ended (a zombie has: it waits only to be reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-
-
 def fake_lpg(tmp_path: Path, monkeypatch, script: str) -> None:
     path = tmp_path / "lpg"
     path.write_text("#!/bin/sh\n" + script + "\n")
@@ -170,7 +162,7 @@ def test_quirks_timeout_crash_garbage_no_plan(tmp_path, monkeypatch):
     r = R.repair(*args, timeout=0.5)
     assert r.status == "timeout" and r.steps is None
     assert r.detail == "no answer within 0.5 s"
-    assert _gone(int(pid_file.read_text()))
+    assert gone(int(pid_file.read_text()))
     fake_lpg(tmp_path, monkeypatch, "kill -SEGV $$")
     assert R.repair(*args).status == "crash"
     fake_lpg(tmp_path, monkeypatch, "echo 'constant name ZZ not found'; exit 1")
