@@ -119,3 +119,31 @@ def test_the_default_and_the_paid_configs_plan_what_they_planned(tmp_path, name,
     assert done.returncode == 0, done.stderr[-2000:]
     counts = job_counts(done.stdout + done.stderr)
     assert {rule: counts.get(rule, 0) for rule in planned} == planned
+
+
+def test_the_estimate_job_prints_calls_and_dollars_before_any_paid_job(tmp_path):
+    """Once the suite is prepared and before the first paid job: the workflow's `estimate`
+    job prints the paid jobs with their calls and dollars (to the terminal and
+    estimate.txt), and every paid job takes it as an input; reference models need none."""
+    from tests.conftest import blocksworld_config, snakemake
+
+    gpt = {"name": "gpt-4o", "model": "openai/gpt-4o"}
+    cfg = blocksworld_config(tmp_path, {"p01": "solvable", "p02": "solvable"},
+                             models=[gpt], offline={"methods": ["direct", "cot"]})
+    estimate = tmp_path / "results" / "estimate.txt"
+    done = snakemake(cfg, str(estimate))
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = estimate.read_text()
+    assert re.search(r"gpt-4o\s+offline\s+2\s+direct, cot", text), text
+    # the estimate's own rows: 2 tasks x 1 call (direct) and 2 x 2 (cot), each priced
+    assert re.search(r"gpt-4o\s+offline\s+direct\s+2\s+2\s", text), text
+    assert re.search(r"gpt-4o\s+offline\s+cot\s+2\s+4\s", text), text
+    assert re.search(r"USD\n.*\n.*direct.*\s\d+\.\d\d\n", text), text
+    assert text.strip() in done.stdout, done.stdout[-3000:]  # printed to the terminal
+    assert not (tmp_path / "results" / "episodes").exists()  # nothing paid ran
+    plan = snakemake(cfg, "-n")
+    offline = plan.stdout.split("rule offline_gpt-4o:")[1].split("\n\n")[0]
+    assert str(estimate) in offline, offline
+    oracle = blocksworld_config(tmp_path / "ref", {"p01": "solvable"},
+                                offline={"methods": ["direct"]})
+    assert "rule estimate:" not in snakemake(oracle, "-n").stdout

@@ -131,21 +131,26 @@ def waves(r: Estimate) -> str:
     return text
 
 
-def paid(experiment: Experiment, suite_dir: Path) -> str:
-    """What a run pays for, as the workflow prints it before its first request and
-    `planaudit check` shows it: the jobs of every model that is not a reference model
-    and, once the suite is prepared, their estimate (calls, tokens, dollars, waves)."""
+def paid(experiment: Experiment, suite_dir: Path, strict: bool = False) -> str:
+    """What a run pays for, as the workflow prints it when it is built (and its `estimate`
+    job once the suite is prepared, before any paid job starts) and `planaudit check`
+    shows it: the jobs of every model that is not a reference model and, once the suite
+    is prepared, their estimate (calls, tokens, dollars, waves). `strict`: a suite not
+    prepared is an error, not a note."""
     text = render_jobs(jobs_of(experiment))
     models = tuple(m for m in experiment.models if not m.is_reference)
     if not models:
         return text
     try:
         if not any(suite_dir.glob("*/*/truth.json")):
-            raise FileNotFoundError(suite_dir)
+            raise FileNotFoundError(f"{suite_dir}: no prepared task (run the suite rules)")
         rows = estimate(dataclasses.replace(experiment, models=models), suite_dir)
     except (FileNotFoundError, ValueError):  # a part of the suite not prepared yet
-        return (text + f"\n(calls and dollars: `planaudit estimate` once the suite is prepared "
-                       f"in {suite_dir})")
+        if strict:
+            raise
+        return (text + "\n(calls and dollars: printed by the workflow's estimate job once the "
+                       f"suite is prepared in {suite_dir}, before any paid job; or "
+                       "`planaudit estimate`)")
     return text + "\n" + render(rows)
 
 

@@ -52,6 +52,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     es.add_argument("--results", help="where the prepared suite is (default: the config's "
                                        "results folder)")
     es.add_argument("--json", action="store_true")
+    es.add_argument("--spec", help="the config as JSON instead of --config (the workflow "
+                                   "passes this)")
+    es.add_argument("--named", help="with --spec: what the user's own files name, as JSON "
+                                    "(a model that is not a reference model runs only that)")
+    es.add_argument("--paid", action="store_true",
+                    help="what the run pays for: the jobs of every model that is not a "
+                         "reference model, then their estimate (as `check` shows it)")
+    es.add_argument("--out", help="also write what is printed here (the workflow's marker)")
     es.set_defaults(func=cmd_estimate)
 
 
@@ -196,16 +204,25 @@ def cmd_check(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from planaudit.estimate import estimate, render
+    from planaudit.estimate import estimate, paid, render
     from planaudit.experiment import ConfigError, Experiment
 
-    experiment = Experiment.from_dict(*read_named(args))
+    if args.spec:  # the workflow's: the merged config and what the user's files name
+        experiment = Experiment.from_dict(json.loads(args.spec),
+                                          json.loads(args.named) if args.named else None)
+    else:
+        experiment = Experiment.from_dict(*read_named(args))
+    suite = Path(args.results or experiment.results) / "suite"
     try:
-        rows = estimate(experiment, Path(args.results or experiment.results) / "suite")
+        if args.paid:
+            text = paid(experiment, suite, strict=True)
+        else:
+            rows = estimate(experiment, suite)
+            text = (json.dumps([r.__dict__ for r in rows], indent=1) if args.json
+                    else render(rows))
     except (ConfigError, FileNotFoundError, ValueError) as e:  # CurriculumError is a ValueError
         raise InputError(str(e)) from None
-    if args.json:
-        print(json.dumps([r.__dict__ for r in rows], indent=1))
-    else:
-        print(render(rows))
+    print(text, flush=True)
+    if args.out:
+        atomic.write_text(args.out, text + "\n")
     return EXIT_OK

@@ -89,6 +89,7 @@ DISGUISED_READY = [ready_marker(d, x) for x in DISGUISED for d in SUITE_DOMAINS]
 # max_concurrency with a real model, 720 min; the curriculum's and ACPBench's, 360 min).
 JOB_SIZES = {
     "check": (10, 1000),  # under 1 s; 4-7 s importing litellm
+    "estimate": (30, 2000),  # every paid job's stand-in calls on the prepared briefs
     "suite": (120, 4000),  # 10 s - 2 min measured; A* (truth.astar_seconds CPU s) and the
     # external planner (truth.external_seconds) per task bound it; 200 MB measured
     **{name: r.size for name, r in regimes().items()},
