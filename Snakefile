@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/suite.smk"
 include: "workflow/rules/checks.smk"
 include: "workflow/rules/regimes.smk"
+include: "workflow/rules/estimate.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 

@@ -69,32 +69,9 @@ if workflow.is_main_process:
 
 
 # ... and once the suite is prepared, before the first paid job: the calls, tokens, dollars
-# and waves (`planaudit estimate --paid`, printed to the terminal and kept in ESTIMATE).
-# Every paid job waits for it; `ancient`, so a new estimate never reruns a finished job.
+# and waves (estimate.smk's job, printed to the terminal and kept in ESTIMATE). Every paid
+# job waits for it; `ancient`, so a new estimate never reruns a finished job.
 ESTIMATE = f"{RESULTS}/estimate.txt"
-if PAID:
-
-    rule estimate:
-        # on the submitting machine, so that its table reaches the terminal under SLURM too
-        localrule: True
-        input:
-            list(READY.values()),
-            DISGUISED_READY,
-        output:
-            ESTIMATE,
-        params:
-            # the effective config and what the user's own files name (config.restrict)
-            spec=json.dumps(config),
-            named=json.dumps(NAMED),
-        resources:
-            **job_resources("estimate"),
-        log:
-            f"{RESULTS}/logs/estimate.log",
-        conda:
-            "../../envs/planaudit.yaml"
-        shell:
-            "planaudit estimate --paid --spec {params.spec:q} --named {params.named:q} "
-            "--results {RESULTS} --out {output} 2> {log} || (tail -n 20 {log} >&2; exit 1)"
 
 
 def job_spec(jobs, model):
