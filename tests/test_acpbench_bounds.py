@@ -77,7 +77,8 @@ def test_a_suite_state_past_the_bound_is_not_posed_and_the_job_names_it(suite, t
     config["cache"] = str(tmp_path / "cache")
     config["acpbench"] = {"types": ["land"], "forms": ["gen", "bool"], "domains": ["logistics"],
                           "tasks": 4, "states": 1, "gold_bound": {"memory_mb": 8}}
-    out = tmp_path / "land.parquet"
+    config["results"] = str(tmp_path / "results")
+    out = tmp_path / "results" / "episodes" / "acpbench" / "oracle" / "land.parquet"  # as the rule
     assert main(["acpbench", "shard", "--spec", json.dumps(config), "--model", "oracle",
                  "--type", "land", "--suite", str(suite), "--out", str(out),
                  "--transcripts", str(tmp_path / "tr")]) == 0
@@ -89,10 +90,17 @@ def test_a_suite_state_past_the_bound_is_not_posed_and_the_job_names_it(suite, t
 
     rows = pl.read_parquet(out)
     assert sorted(set(rows["task"])) == ["p01/s0", "p02/s0", "p03/s0"] and rows["success"].all()
-    past = [r for r in json.loads((tmp_path / "land.not_posed.json").read_text())
+    past = [r for r in json.loads((out.parent / "land.not_posed.json").read_text())
             if r["past_bound"]]
     assert past == [{"domain": "logistics", "type": "land", "form": f, "reason": why,
                      "questions": 1, "past_bound": True} for f in ("bool", "gen")]
+    # the report's design section names them, as the job wrote them
+    from planaudit.analysis.report import design_html
+
+    page = design_html(rows, config, {"oracle"})
+    assert ("ACPBench questions not asked, their gold past its bound (counted over every "
+            "model's jobs): 2 in all: logistics land bool: 1 (gold past its memory bound "
+            "(8 MB) (p04/s0)); logistics land gen: 1") in page, page
 
 
 def test_the_bound_is_a_field_of_the_acpbench_section_checked_by_its_schema(tmp_path):

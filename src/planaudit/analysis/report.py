@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import html
+import json
 import os
 import re
 import subprocess
@@ -373,6 +374,7 @@ def design_html(frame: pl.DataFrame, config: dict, references: set[str]) -> str:
     out.append(certificate_sentence(Path(config.get("results", "results")) / "suite"
                                     / "summary.csv"))
     out.append(curriculum_skips_sentence(config))
+    out.append(acpbench_past_bound_sentence(config))
 
     out.append("<h3>Seeds</h3><dl class=design>")
     seeds = list(_seeds(config))
@@ -444,6 +446,31 @@ def curriculum_skips_sentence(config: dict) -> str:
         return ""
     named = "; ".join(f"{esc(t)} on {esc(d)} ({esc(why)})" for (t, d), why in skipped.items())
     return f"<p>Curriculum test cases not run (the plan left them out): {named}.</p>"
+
+
+def acpbench_past_bound_sentence(config: dict) -> str:
+    """The ACPBench questions not asked because proving their gold answer ran past its
+    memory or time bound (`acpbench.gold_bound`), each task or item named: what each job
+    wrote beside its rows (`<type>.not_posed.json`), so a reader knows which questions
+    the rates leave out and why."""
+    if not (config.get("acpbench") or {}).get("types"):
+        return ""
+    folder = Path(config.get("results", "results")) / "episodes" / "acpbench"
+    past: dict[tuple[str, str], int] = {}
+    for path in sorted(folder.glob("*/*.not_posed.json")):
+        try:
+            records = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a job killed before it wrote the file: its rows are not there either
+        for r in records:
+            if r.get("past_bound"):
+                key = (f"{r['domain']} {r['type']} {r['form']}", r["reason"])
+                past[key] = past.get(key, 0) + int(r.get("questions", 0))
+    if not past:
+        return ""
+    named = "; ".join(f"{esc(where)}: {n} ({esc(why)})" for (where, why), n in past.items())
+    return (f"<p>ACPBench questions not asked, their gold past its bound (counted over every "
+            f"model's jobs): {sum(past.values())} in all: {named}.</p>")
 
 
 def power_sentences(folder: Path) -> str:
