@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import reply, serve_in_subprocess, tool_call
+from tests.test_context_exhausted import too_long
 
 # CI installs the interop extra: there a missing inspect_ai is a failure, not a skip.
 try:
@@ -140,6 +141,10 @@ def runs(where, oracle):
                      ["--solver", "generate", "-T", "method=generate"]),
         "acpbench": ([reply(question.oracle)], "planaudit/acpbench",
                      ["-T", "type=app", "-T", "forms=gen", "-T", "states=1"]),
+        # a prompt past the context (OpenAI's 400): offline at once, online after a turn
+        "context-offline": ([too_long()], "planaudit/offline", []),
+        "context-online": ([tool_call("get_task", {}, "c1"), too_long()], "planaudit/online",
+                           []),
     }
     servers, started = [], {}
     try:
@@ -342,6 +347,15 @@ def test_any_inspect_agent_through_solver(where, runs):
     assert (row["outcome"], row["method"], row["plan_length"]) == ("success", "basic_agent",
                                                                     len(plan))
     assert row["steps"] == len(plan) + 2  # get_task, the acts, the submit
+
+
+def test_a_prompt_past_the_context_is_context_exhausted_through_inspect(runs):
+    """Inspect turns the provider's context-length 400 into `stop_reason` model_length;
+    the rows read it as the model's outcome, as the pipeline's do, never an `error`."""
+    for name in ("context-offline", "context-online"):
+        (row,) = rows(next(iter(runs[name].values())))
+        assert row["outcome"] == "context-exhausted" and row["error"] is None, (name, row)
+        assert row["first_failure_kind"] == "context", (name, row)
 
 
 def test_real_model_acpbench(where, runs):

@@ -89,6 +89,30 @@ def to_planaudit(messages: list) -> list[dict]:
     return out
 
 
+def out_of_context(out) -> str | None:
+    """Inspect's word that the prompt did not fit the model's context (its providers turn
+    the provider's context-length error into `stop_reason` "model_length"), as the error
+    planaudit's rows read as `context-exhausted` (`llm.client.context_exhausted`); None
+    for any other output."""
+    if getattr(out, "stop_reason", None) != "model_length":
+        return None
+    said = (out.error or (out.completion if out.choices else "") or "")[:300]
+    return f"ContextWindowExceededError (Inspect stop_reason model_length): {said}"
+
+
+def output_call(out, reference: bool, latency: float) -> Call:
+    """An Inspect model output as planaudit's call record: tokens, stop reason, and a
+    prompt past the context as the failed call the regimes read as `context-exhausted`."""
+    usage = out.usage
+    full = out_of_context(out)
+    return Call(None if full or not out.choices else out.completion, [],
+                usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
+                0.0 if reference else None, latency, False, 1,
+                error=full or (out.error if out.choices else (out.error or "no reply")),
+                finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
+                price_source="reference" if reference else None)
+
+
 def set_call(meta: dict) -> None:
     from inspect_ai.util import store
 
@@ -124,13 +148,7 @@ class InspectClient:
             call = Call(None, attempts=1, error=f"{type(e).__name__}: {str(e)[:300]}")
         else:
             self.output = out
-            usage = out.usage
-            call = Call(out.completion, [], usage.input_tokens if usage else 0,
-                        usage.output_tokens if usage else 0,
-                        0.0 if self.reference else None, time.perf_counter() - start, False, 1,
-                        error=out.error,
-                        finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
-                        price_source="reference" if self.reference else None)
+            call = output_call(out, self.reference, time.perf_counter() - start)
         self.exchanges.append((list(messages), call))
         return call
 

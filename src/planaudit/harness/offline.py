@@ -82,15 +82,10 @@ class Replay:
         self.output = state.output
 
     async def complete(self, messages: list[dict], **_) -> Call:
-        out = self.output
-        usage = out.usage
-        return Call(out.completion if out.choices else None, [],
-                    usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
-                    0.0 if self.cfg.model.startswith("reference/") else None,
-                    float(out.time or 0.0), False, 1,
-                    error=None if out.choices else (out.error or "no reply"),
-                    finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
-                    price_source="reference" if self.cfg.model.startswith("reference/") else None)
+        from planaudit.harness.bridge import output_call
+
+        return output_call(self.output, self.cfg.model.startswith("reference/"),
+                           float(self.output.time or 0.0))
 
 
 @scorer(metrics=[accuracy(), stderr()], name=SCORER)

@@ -198,10 +198,13 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
     from planaudit.compliance.assess import assessment
     from planaudit.compliance.settings import NONE
     from planaudit.episode import online_outcome
-    from planaudit.harness.bridge import model_config
+    from planaudit.harness.bridge import model_config, out_of_context
     from planaudit.online.run import counter_columns, judged_columns
 
     env, truth, meta = episode.env, episode.truth, state.metadata
+    full = out_of_context(state.output)
+    if env.ending is None and full:  # the history outgrew the context: the model's outcome
+        env.context_out(full)
     if env.ending is None:  # an agent's own ending (its submit, its limit) claims the goal
         env.call("submit", {})
     fill_texts(env, state.messages)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from inspect_ai.solver import Generate, TaskState, solver
 
+from planaudit.harness import bridge
 from planaudit.harness.bridge import model_config, set_call
 from planaudit.llm.client import Call
 
@@ -30,13 +31,8 @@ def planaudit_call():
 def output_call(state: TaskState) -> Call:
     """The sample's reply as planaudit's call record (tokens and stop reason)."""
     out = state.output
-    usage = out.usage
-    reference = model_config().model.startswith("reference/")
-    return Call(out.completion if out.choices else None, [],
-                usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
-                0.0 if reference else None, float(out.time or 0.0), False, 1, error=out.error,
-                finish_reason="length" if out.stop_reason == "max_tokens" else "stop",
-                price_source="reference" if reference else None)
+    return bridge.output_call(out, model_config().model.startswith("reference/"),
+                              float(out.time or 0.0))
 
 
 def base_row(regime: str) -> dict:
