@@ -312,7 +312,7 @@ def test_bad_curriculum_config_is_refused_naming_the_field(tmp_path):
 
 def test_shard_rows_pass_the_row_schema_and_fill_the_table(suite, tmp_path):
     from planaudit.analysis.collect import collect, default_schema, load_schema
-    from planaudit.analysis.tables import curriculum_table
+    from planaudit.analysis.tables import regime_tables
     from planaudit.curriculum.shard import run_curriculum_shard
     from planaudit.experiment import Experiment
 
@@ -332,7 +332,7 @@ def test_shard_rows_pass_the_row_schema_and_fill_the_table(suite, tmp_path):
     oracle = frame.filter(pl.col("model") == "oracle")
     assert oracle["success"].all() and oracle.filter(pl.col("method") == "t3")[
         "score_explanation"].all()
-    table = curriculum_table(frame, seed=0, n_resamples=200)
+    table = regime_tables(frame, seed=0, n_resamples=200)["curriculum"]  # as the stage builds it
     assert table["test"].to_list() == ["t3", "t3 (type)", "t3 (explanation)", "t7"]
     col = "oracle (reference, not an LLM)"
     assert table[col].to_list()[0].startswith("4/4 (100.0%)")

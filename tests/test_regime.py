@@ -226,6 +226,11 @@ def test_builtin_regimes_declare_their_columns_epochs_tools_and_layout():
     assert laid == common | {c for r in found.values() for c in r.columns}
     assert [n for n in builtin if found[n].epochs] == ["online"]
     assert [n for n in builtin if found[n].tools] == ["online"]
+    # the curriculum's table comes with its regime, as a toy regime's would
+    from planaudit.analysis.outputs import TABLES, table_names
+
+    assert list(found["curriculum"].tables) == ["curriculum"] and "curriculum" not in TABLES
+    assert "curriculum" in table_names()
     assert {n: found[n].layout for n in builtin} == {
         "offline": ("model", "method", "domain"),
         "online": ("model", "method", "setting", "domain"),

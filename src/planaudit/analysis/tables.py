@@ -435,10 +435,7 @@ def write_table(frame: pl.DataFrame, name: str, out_dir: Path) -> list[Path]:
     return paths
 
 
-# -- curriculum (PlanBench's Table 1) ---------------------------------------------------
-
-CURRICULUM_ORDER = ("t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8_1", "t8_2", "t8_3")
-CURRICULUM_SCORES = {"t3": (("t3 (type)", "score_type"), ("t3 (explanation)", "score_explanation"))}
+# -- the report's cell: the curriculum's table (registered with its regime), ACPBench's ---
 
 
 def _cell_text(hits: list[bool], seed: int, n_resamples: int) -> str:
@@ -448,31 +445,6 @@ def _cell_text(hits: list[bool], seed: int, n_resamples: int) -> str:
     ci = bootstrap_ci([float(h) for h in hits], seed, n_resamples)
     band = f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
     return f"{right}/{n} ({100 * right / n:.1f}%){band}"
-
-
-def curriculum_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
-    """PlanBench's Table 1: a row per test case, a column per model, each cell the cases
-    answered correctly of those that reached the model, their share, and a 95% bootstrap
-    interval over cases (seeded). t3 adds rows for its stricter scores (the kind of error;
-    the kind and the explanation). Error cases are left out, as in every rate."""
-    cur = ep.filter(pl.col("regime") == "curriculum") if "regime" in ep.columns else ep
-    if cur.height == 0:
-        return pl.DataFrame(schema={"test": pl.String})
-    cur = _labelled(cur).filter(OK)
-    models = list(dict.fromkeys(cur["model"].to_list()))
-    tests = sorted(set(cur["method"].to_list()),
-                   key=lambda t: (CURRICULUM_ORDER.index(t) if t in CURRICULUM_ORDER else 99, t))
-    rows = []
-    for test in tests:
-        lines = [(test, "success"), *CURRICULUM_SCORES.get(test, ())]
-        for label, column in lines:
-            row = {"test": label}
-            for model in models:
-                part = cur.filter((pl.col("method") == test) & (pl.col("model") == model))
-                values = part[column].fill_null(False).to_list() if column in part.columns else []
-                row[model] = _cell_text([bool(v) for v in values], seed, n_resamples)
-            rows.append(row)
-    return pl.DataFrame(rows, schema={"test": pl.String, **{m: pl.String for m in models}})
 
 
 # -- ACPBench (its atomic questions, laid out as its paper's tables) ----------------------
@@ -608,9 +580,8 @@ def disguise_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
     """Every table; the curriculum's and ACPBench's rows go to their own tables only (the
-    others keep the offline and online regimes, whose outcomes and baselines they are
-    built on: `main_rows`)."""
-    curriculum = curriculum_table(ep, seed, n_resamples)
+    curriculum's registered with its regime, `regime_tables`; the others keep the offline
+    and online regimes, whose outcomes and baselines they are built on: `main_rows`)."""
     acpbench = acpbench_table(ep, seed, n_resamples)
     everything, ep = ep, main_rows(ep)
 
@@ -634,7 +605,6 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "power": power,
         "witness": witness_table(ep),
         "repair": repair_table(ep),
-        "curriculum": curriculum,
         "acpbench": acpbench,
         **compliance_tables(raw, alpha),
         "disguise": disguise,

@@ -115,9 +115,16 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
     return rows
 
 
+def table(rows, cell):
+    """PlanBench's Table 1 (`curriculum/table.py`, imported when the tables are built)."""
+    from planaudit.curriculum.table import curriculum_table
+
+    return curriculum_table(rows, cell)
+
+
 register(Regime(
     schema=section_schema(__file__),
     name="curriculum", help="the curriculum regime (PlanBench's test cases)", jobs=jobs,
     layout=("model", "method", "domain"), columns=row_columns(__file__),
     add_parser=add_curriculum_parser, estimate=estimate, size=(360, 4000), rank=2,
-    batch=True, choices=("tests",)))
+    batch=True, choices=("tests",), tables={"curriculum": table}))
