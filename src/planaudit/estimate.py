@@ -131,16 +131,21 @@ def waves(r: Estimate) -> str:
     return text
 
 
-def paid(experiment: Experiment, suite_dir: Path, strict: bool = False) -> str:
+def paid(experiment: Experiment, suite_dir: Path, strict: bool = False,
+         priced: bool = True) -> str:
     """What a run pays for, as the workflow prints it when it is built (and its `estimate`
     job once the suite is prepared, before any paid job starts) and `planaudit check`
     shows it: the jobs of every model that is not a reference model and, once the suite
     is prepared, their estimate (calls, tokens, dollars, waves). `strict`: a suite not
-    prepared is an error, not a note."""
+    prepared is an error, not a note. `priced` False: the jobs alone (the workflow's start,
+    which leaves the pricing to its estimate job rather than pay for it at every start)."""
     text = render_jobs(jobs_of(experiment))
     models = tuple(m for m in experiment.models if not m.is_reference)
     if not models:
         return text
+    if not priced:
+        return text + ("\n(calls and dollars: printed by the workflow's estimate job once the "
+                       f"suite is prepared in {suite_dir}, before any paid job)")
     try:
         if not any(suite_dir.glob("*/*/truth.json")):
             raise FileNotFoundError(f"{suite_dir}: no prepared task (run the suite rules)")

@@ -65,7 +65,9 @@ REGIME_SHARDS = [f for files in SHARDS.values() for f in files]
 # Before the first request: what the run pays for (the same table `planaudit check` shows),
 # once, in the process that schedules (not in a cluster job's own Snakemake)
 if workflow.is_main_process:
-    print(paid(EXPERIMENT, Path(RESULTS) / "suite"), file=sys.stderr, flush=True)
+    # the jobs alone: the estimate job prices them (pricing here would cost every start,
+    # dry runs included, seconds on a prepared suite)
+    print(paid(EXPERIMENT, Path(RESULTS) / "suite", priced=False), file=sys.stderr, flush=True)
 
 
 # ... and once the suite is prepared, before the first paid job: the calls, tokens, dollars
