@@ -431,6 +431,33 @@ class Task:
         expr = _substitute_cost(metric[1], final)
         return value(self.compile_expr(expr, {}), state[1]) if expr is not None else None
 
+    def lift(self, f: tuple) -> tuple:
+        """A compiled ground formula back in the lifted vocabulary (predicate and object
+        names), which the brief's renderer puts in the domain's words: an unmet
+        precondition is told to an agent, or to a person in a study, as a sentence."""
+        tag = f[0]
+        if tag == "atom":
+            pred, args = self.atoms[f[1]]
+            return ("atom", pred, args)
+        if tag == "not":
+            return ("not", self.lift(f[1]))
+        if tag in ("and", "or"):
+            return (tag, tuple(self.lift(g) for g in f[1]))
+        if tag == "cmp":
+            return ("cmp", f[1], self.lift_expr(f[2]), self.lift_expr(f[3]))
+        return ("and", ()) if tag == "true" else ("or", ())
+
+    def lift_expr(self, e: tuple) -> tuple:
+        tag = e[0]
+        if tag == "fv":
+            fn, args = self.fluents[e[1]]
+            return ("fn", fn, args)
+        if tag == "neg":
+            return ("neg", self.lift_expr(e[1]))
+        if tag == "op":
+            return ("op", e[1], self.lift_expr(e[2]), self.lift_expr(e[3]))
+        return e
+
     def describe(self, f: tuple) -> str:
         tag = f[0]
         if tag == "atom":

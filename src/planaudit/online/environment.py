@@ -52,33 +52,6 @@ class Counters:
     applied: list[str] = field(default_factory=list)
 
 
-def _lift(task: Task, f: tuple) -> tuple:
-    """A compiled ground formula back in the brief renderer's vocabulary."""
-    tag = f[0]
-    if tag == "atom":
-        pred, args = task.atoms[f[1]]
-        return ("atom", pred, args)
-    if tag == "not":
-        return ("not", _lift(task, f[1]))
-    if tag in ("and", "or"):
-        return (tag, tuple(_lift(task, g) for g in f[1]))
-    if tag == "cmp":
-        return ("cmp", f[1], _lift_expr(task, f[2]), _lift_expr(task, f[3]))
-    return ("and", ()) if tag == "true" else ("or", ())
-
-
-def _lift_expr(task: Task, e: tuple) -> tuple:
-    tag = e[0]
-    if tag == "fv":
-        fn, args = task.fluents[e[1]]
-        return ("fn", fn, args)
-    if tag == "neg":
-        return ("neg", _lift_expr(task, e[1]))
-    if tag == "op":
-        return ("op", e[1], _lift_expr(task, e[2]), _lift_expr(task, e[3]))
-    return e
-
-
 def _num(v) -> str:
     return number.render(v)  # exact: 0.3, or 1/3 where no decimal is
 
@@ -304,7 +277,7 @@ class Environment:
         if self.renderer is None:
             return [self.task.describe(c) for c in false]
         try:
-            return [self.renderer.sentence(_lift(self.task, c)) for c in false]
+            return [self.renderer.sentence(self.task.lift(c)) for c in false]
         except BriefError as e:  # never a vaguer sentence than the brief to the model
             raise RenderFailed(f"the unmet conditions of {op.name} cannot be put in words: "
                                f"{e}") from e
