@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.interop import commands as interop
     from planaudit.planbench.cli_args import add_parser as add_planbench
     from planaudit.regime import regimes
+    from planaudit.study import commands as study
     from planaudit.suite import commands as suite
 
     p = argparse.ArgumentParser(prog="planaudit", description=__doc__.splitlines()[0])
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     _, planbench = add_planbench(sub)
     add_show_parser(planbench, config_arg)
     interop.add_parser(sub)
+    study.add_parser(sub)
     _finish_help(p)
     return p
 
@@ -77,6 +79,10 @@ EXAMPLES = {
               "gpt-4_chat/task_1_plan_generation.json --json",
     "repair": "planaudit planbench repair ../shared/planbench/plan-bench/results/blocksworld/"
               "gpt-4_chat/task_1_plan_generation.json --seed 0 --json",
+    "study": "planaudit study serve --config config/study.yaml    "
+             "# or: planaudit study status --config config/study.yaml",
+    "serve": "planaudit study serve --config config/study.yaml --port 8000",
+    "status": "planaudit study status --config config/study.yaml",
     "score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
     "acpbench": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json",
     "gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",

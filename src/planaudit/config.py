@@ -95,16 +95,24 @@ def with_regimes(schema: dict) -> dict:
     return {**schema, "properties": {**schema["properties"], **extra}}
 
 
-def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: Path | None = None) -> None:
+def read_layer(path: Path) -> tuple[dict, yaml.Node | None]:
+    """One config file's mapping and its composed YAML (for the lines of errors)."""
+    return _read(path)
+
+
+def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: Path | None = None,
+             regimes: bool = True) -> None:
     """Check the layered config against the schema; the first error names the file
-    (the last layer that holds the field), the line and the field."""
+    (the last layer that holds the field), the line and the field. `regimes`: lay the
+    registered regimes' sections in (an experiment config's schema, not a study's)."""
     import jsonschema
 
     schema = schema or schema_path()
     if not schema.is_file():
         raise ConfigError(f"{schema}: the config schema is missing (is planaudit installed "
                           "from its repository?)")
-    validator = jsonschema.Draft202012Validator(with_regimes(yaml.safe_load(schema.read_text())))
+    loaded = yaml.safe_load(schema.read_text())
+    validator = jsonschema.Draft202012Validator(with_regimes(loaded) if regimes else loaded)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if not errors:
         return

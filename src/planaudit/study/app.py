@@ -1,0 +1,324 @@
+"""The study's web application (FastAPI on uvicorn, Jinja templates): a participant's path
+from consent to the completion code, every page a plain HTML form that works without
+script, and the researchers' view behind a token.
+
+The server owns the page index (as oTree does): a participant is always sent to their
+stored step; a post for a page they have not reached is refused and stores nothing; a
+post for a page already done, or one whose idempotency key was seen, stores nothing and
+goes on to the stored step. Every post is committed before its response leaves, so a
+reload, a closed tab or a restarted server resumes where the records say."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+
+from planaudit.study.materials import Material, Materials
+from planaudit.study.settings import Study
+from planaudit.study.store import NotReached, Participant, Store, keyed_hash
+from planaudit.study.tlx import PAIRS, SCALES, read_tlx
+
+ADMIN_ENV = "PLANAUDIT_STUDY_ADMIN_TOKEN"
+PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+MAX_BODY = 256 * 1024  # no page of the path posts more; a larger body is refused unread
+
+
+class BadInput(Exception):
+    """A post that cannot be stored: the page is shown again with the reason."""
+
+
+def pages(study: Study, arm: str) -> list[str]:
+    """The steps of one arm's path, in order (the last one is the completion page)."""
+    sug = study.arm(arm).suggestion is not None
+    return ["consent", "instructions", "example", "phase1", "phase2",
+            *(["suggestion"] if sug else []), "tlx", "done"]
+
+
+def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
+    app = FastAPI(title=f"planaudit study {study.name}", docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    templates = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
+    secret = store.open_study(study.name)
+
+    def token(pid: str) -> str:
+        sig = hmac.new(secret.encode(), f"session:{pid}".encode(), "sha256").hexdigest()[:24]
+        return f"{pid}.{sig}"
+
+    def page(request: Request, name: str, status: int = 200, **ctx) -> HTMLResponse:
+        return templates.TemplateResponse(request, f"{name}.html", {"study": study, **ctx},
+                                          status_code=status)
+
+    def problem(request: Request, status: int, title: str, text: str) -> HTMLResponse:
+        return page(request, "problem", status, title=title, text=text)
+
+    def who(request: Request, tok: str) -> Participant | None:
+        pid, _, sig = tok.partition(".")
+        if not hmac.compare_digest(token(pid), tok) or not sig:
+            return None
+        p = store.find(pid)
+        return p if p is not None and p.study == study.name else None
+
+    @app.middleware("http")
+    async def _limit(request: Request, call_next):
+        size = request.headers.get("content-length")
+        if size is not None and size.isdigit() and int(size) > MAX_BODY:
+            return problem(request, 413, "Too much text",
+                           f"This page cannot take more than {MAX_BODY // 1024} KB. Go back, "
+                           "shorten your answer and send it again.")
+        return await call_next(request)
+
+    @app.get("/healthz")
+    def _health() -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    @app.get("/", response_class=HTMLResponse)
+    async def _enter(request: Request):
+        q = request.query_params
+        platform = {k: q.get(name) for k, name in study.params.items()}
+        if not platform["participant"]:
+            return problem(request, 400, "This link is incomplete",
+                           f"The link that brought you here lacks your participant id (the "
+                           f"URL parameter {study.params['participant']}). Please open the study "
+                           "again from the platform's page.")
+        if not PLATFORM_ID.match(platform["participant"]):
+            return problem(request, 400, "This link is not valid",
+                           f"The participant id in the link ({study.params['participant']}) is "
+                           "not one a platform gives. Please open the study again from the "
+                           "platform's page.")
+        pseudonym = keyed_hash(secret, platform["participant"])
+        p, _new = await run_in_threadpool(
+            store.enrol, study.name, pseudonym, platform, [a.name for a in study.arms],
+            list(study.instances), study.assignment == "stratified", "consent")
+        if p.finished:
+            return page(request, "finished", code=study.completion_code, redirect=_redirect(study))
+        return RedirectResponse(f"/s/{token(p.id)}/{p.step}", status_code=303)
+
+    @app.get("/s/{tok}/{name}", response_class=HTMLResponse)
+    async def _show(request: Request, tok: str, name: str):
+        p = await run_in_threadpool(who, request, tok)
+        if p is None:
+            return _foreign(request)
+        if name != p.step:
+            return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)
+        await run_in_threadpool(store.viewed, p.id, name)
+        ctx = await run_in_threadpool(context, p, name)
+        return page(request, name, tok=tok, key=secrets.token_hex(16), **ctx)
+
+    @app.post("/s/{tok}/{name}", response_class=HTMLResponse)
+    async def _post(request: Request, tok: str, name: str):
+        p = await run_in_threadpool(who, request, tok)
+        if p is None:
+            return _foreign(request)
+        form = await request.form()
+        data = {k: form.getlist(k) if k in ("pair",) else form.get(k) for k in form}
+        key = str(data.get("key") or "")
+        if not re.fullmatch(r"[0-9a-f]{32}", key):
+            return problem(request, 400, "This form is incomplete",
+                           "The page you sent lacks its form key. Reload the page and send it again.")
+        order = pages(study, p.arm)
+        if name not in order or name == order[-1]:
+            return problem(request, 404, "No such page", "There is no such page in this study.")
+        try:
+            step = await run_in_threadpool(submit, p, name, key, data, order)
+        except NotReached:
+            return problem(request, 409, "Not yet",
+                           "You sent an answer for a page you have not reached yet; nothing was "
+                           "stored. Please go on from the page you are on.")
+        except BadInput as e:
+            ctx = await run_in_threadpool(context, p, name)
+            ctx.update(error=str(e), typed=data)
+            return page(request, name, 422, tok=tok, key=secrets.token_hex(16), **ctx)
+        return RedirectResponse(f"/s/{tok}/{step}", status_code=303)
+
+    @app.post("/s/{tok}/{name}/draft")
+    async def _draft(request: Request, tok: str, name: str):
+        p = await run_in_threadpool(who, request, tok)
+        if p is None:
+            return JSONResponse({"saved": False, "reason": "foreign session"}, status_code=403)
+        form = await request.form()
+        text = str(form.get("text") or "")
+        if name != "phase1" or len(text) > study.text_chars:
+            return JSONResponse({"saved": False}, status_code=422)
+        saved = await run_in_threadpool(store.save_draft, p.id, name, {"text": text})
+        return JSONResponse({"saved": saved})
+
+    def _foreign(request: Request) -> HTMLResponse:
+        return problem(request, 403, "This link is not yours or not valid",
+                       "This page belongs to another session or another study, or its link was "
+                       "changed. Please open the study again from the platform's page.")
+
+    # -- pages -------------------------------------------------------------------------
+
+    def context(p: Participant, name: str) -> dict:
+        m = materials.instances[p.instance]
+        arm = study.arm(p.arm)
+        sug = materials.suggestions.get(p.arm, {}).get(p.instance)
+        order = pages(study, p.arm)
+        ctx: dict = {"arm": arm, "material": m, "suggestion": sug, "progress": order.index(name),
+                     "steps": len(order) - 1}
+        if name == "consent":
+            ctx["consent"] = study.consent
+        elif name in ("instructions", "example"):
+            ctx["example"] = materials.example
+            ctx["solution"] = materials.example_solution
+        elif name == "phase1":
+            ctx["text"] = ((store.answer(p.id, "phase1:draft") or {}).get("text")
+                           or (store.answer(p.id, "phase1") or {}).get("text") or "")
+        elif name == "phase2":
+            plan = (store.answer(p.id, "phase2") or {}).get("plan", [])
+            ctx["plan"] = plan
+            ctx["phase1"] = (store.answer(p.id, "phase1") or {}).get("text", "")
+            if arm.feedback == "step" and plan:
+                ctx["check"] = m.check(plan)
+            if arm.show_state:
+                ctx["state"] = m.state_after(plan)
+            pending = store.answer(p.id, "phase2:draft")
+            if pending is not None and pending.get("plan") == plan:
+                ctx["verdict"] = pending
+        elif name == "tlx":
+            ctx["scales"] = SCALES
+            ctx["pairs"] = PAIRS if study.tlx_pairwise else []
+        elif name == "done":
+            ctx["code"] = study.completion_code
+            ctx["redirect"] = _redirect(study)
+        return ctx
+
+    def submit(p: Participant, name: str, key: str, data: dict, order: list[str]) -> str:
+        m = materials.instances[p.instance]
+        if name == "consent":
+            if data.get("agree") != "yes":
+                raise BadInput("To take part, choose \"I agree\". If you do not agree, close this page.")
+            step, _ = store.post(p.id, name, order, key, "submit", answer={"agree": True,
+                                 "consent_hash": study.consent_hash}, advance=True,
+                                 consent_hash=study.consent_hash)
+            return step
+        if name in ("instructions", "example"):
+            return store.post(p.id, name, order, key, "submit", advance=True)[0]
+        if name == "phase1":
+            text = str(data.get("text") or "")
+            if len(text) > study.text_chars:
+                raise BadInput(f"Your plan is {len(text)} characters long; this page takes at "
+                               f"most {study.text_chars}. Please shorten it.")
+            if not text.strip():
+                raise BadInput("Please write your plan in your own words before going on.")
+            return store.post(p.id, name, order, key, "submit", answer={"text": text},
+                              advance=True)[0]
+        if name == "phase2":
+            return phase2(p, m, key, data, order)
+        if name == "suggestion":
+            said = data.get("correct")
+            if said not in ("yes", "no"):
+                raise BadInput("Please say whether the suggested plan is correct.")
+            return store.post(p.id, name, order, key, "submit", answer={"correct": said == "yes"},
+                              advance=True)[0]
+        if name == "tlx":
+            try:
+                answer = read_tlx(data, study.tlx_pairwise)
+            except ValueError as e:
+                raise BadInput(str(e)) from None
+            return store.post(p.id, name, order, key, "submit", answer=answer, advance=True)[0]
+        raise BadInput("This page takes no answer.")
+
+    def phase2(p: Participant, m: Material, key: str, data: dict, order: list[str]) -> str:
+        arm = study.arm(p.arm)
+        plan = list((store.answer(p.id, "phase2") or {}).get("plan", []))
+        op = data.get("op")
+        if op == "add":
+            action = str(data.get("action") or "")
+            if action not in m.action_set:
+                raise BadInput(f"'{action[:80]}' is not one of this task's actions; pick one "
+                               "from the list.")
+            if len(plan) >= study.plan_steps:
+                raise BadInput(f"A plan here has at most {study.plan_steps} steps.")
+            plan.append(action)
+            event = {"action": action}
+        elif op == "undo":
+            if not plan:
+                raise BadInput("There is no step to undo.")
+            event = {"removed": plan.pop()}
+        elif op in ("up", "down", "remove"):
+            try:
+                i = int(str(data.get("index")))
+            except ValueError:
+                raise BadInput("Pick a step of your plan.") from None
+            if not 0 <= i < len(plan):
+                raise BadInput("Pick a step of your plan.")
+            if op == "remove":
+                event = {"index": i, "removed": plan.pop(i)}
+            else:
+                j = i - 1 if op == "up" else i + 1
+                if not 0 <= j < len(plan):
+                    raise BadInput("That step cannot move further.")
+                plan[i], plan[j] = plan[j], plan[i]
+                event = {"from": i, "to": j}
+        elif op == "submit":
+            if not plan:
+                raise BadInput("Your plan has no step yet: pick actions from the list.")
+            check = m.check(plan)
+            if arm.feedback == "submission" and not check.valid and data.get("confirm") != "yes":
+                verdict = {"plan": plan, **check.to_json()}
+                store.post(p.id, "phase2", order, key, "feedback", data=verdict,
+                           answer={"plan": plan})
+                store.save_draft(p.id, "phase2", verdict)  # phase2:draft holds the shown verdict
+                return "phase2"
+            return store.post(p.id, "phase2", order, key, "submit",
+                              data={"plan": plan, "feedback_shown": arm.feedback},
+                              answer={"plan": plan, "submitted": True}, advance=True)[0]
+        else:
+            raise BadInput("Choose what to do with your plan.")
+        if arm.feedback == "step":
+            event["check"] = m.check(plan).to_json()
+        return store.post(p.id, "phase2", order, key, op, data=event, answer={"plan": plan})[0]
+
+    @app.get("/admin", response_class=HTMLResponse)
+    async def _admin(request: Request):
+        if not _admin_ok(request):
+            return _denied(request)
+        rows = await run_in_threadpool(store.status, study.name)
+        return page(request, "admin", rows=rows, arms=[a.name for a in study.arms],
+                    token=_admin_token(request))
+
+    @app.get("/admin/records.jsonl")
+    async def _records(request: Request):
+        if not _admin_ok(request):
+            return _denied(request)
+
+        def dump() -> str:
+            return "".join(json.dumps(r) + "\n" for r in store.records(study.name))
+
+        return Response(await run_in_threadpool(dump), media_type="application/x-ndjson",
+                        headers={"Content-Disposition":
+                                 f'attachment; filename="{study.name}-records.jsonl"'})
+
+    def _admin_token(request: Request) -> str:
+        auth = request.headers.get("authorization", "")
+        return auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else \
+            request.query_params.get("token", "")
+
+    def _admin_ok(request: Request) -> bool:
+        want = os.environ.get(ADMIN_ENV, "")
+        return bool(want) and hmac.compare_digest(want, _admin_token(request))
+
+    def _denied(request: Request) -> HTMLResponse:
+        if not os.environ.get(ADMIN_ENV):
+            return problem(request, 403, "The researchers' view is off",
+                           f"Set {ADMIN_ENV} in the server's environment to open it.")
+        return problem(request, 403, "Not allowed", "This page needs the researchers' token.")
+
+    return app
+
+
+def _redirect(study: Study) -> str | None:
+    if not study.redirect:
+        return None
+    return study.redirect.replace("{code}", quote(study.completion_code))

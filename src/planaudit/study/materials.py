@@ -1,0 +1,254 @@
+"""What people see and what judges them: each instance of a study prepared and proven as
+the suite rules prepare it for models (the same brief, the same hidden model), its
+grounded actions, and the suggestions of the arms that show one, resolved from a run's
+transcripts (or given plans) and validated by `formal/` before the study opens. A
+reference model's missing suggestions are generated here, once, through `llm/` (no
+network); a paid model's must come from a run: no call is made while anyone waits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from planaudit import atomic
+from planaudit.config import ConfigError
+from planaudit.contract import extract, parse_action
+from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.load import load_task
+from planaudit.formal.plan import format_step
+from planaudit.formal.task import conjuncts, holds
+from planaudit.formal.validate import validate
+from planaudit.study.settings import Study, where
+from planaudit.suite.brief import BriefError, load_templates
+from planaudit.suite.world import World
+
+
+@dataclass(frozen=True)
+class Check:
+    """A plan (or a prefix of one) judged against the hidden model."""
+
+    valid: bool
+    executable: bool
+    goal_reached: bool
+    length: int
+    optimal: bool | None
+    failure_step: int | None  # 1-based
+    failure_kind: str | None
+    message: str | None  # the first failure in the domain's words
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Material:
+    """One prepared task: its brief, hidden model, grounded actions and optimum."""
+
+    def __init__(self, key: str, folder: Path):
+        self.key = key
+        self.folder = folder
+        self.brief = json.loads((folder / "brief.json").read_text())
+        self.truth = json.loads((folder / "truth.json").read_text())
+
+    @cached_property
+    def task(self) -> Task:
+        return load_task(self.folder / "domain.pddl", self.folder / "problem.pddl")
+
+    @cached_property
+    def world(self) -> World:
+        source = self.brief.get("source", "")
+        if source.endswith("nl.yaml") and Path(source).is_file():
+            templates = load_templates(source)
+        else:
+            from planaudit.suite.generic import templates as generic
+
+            templates = generic(self.task.domain)
+        return World(self.folder / "domain.pddl", templates)
+
+    @cached_property
+    def actions(self) -> tuple[str, ...]:
+        """Every grounded action people may pick, in a stable order."""
+        return tuple(sorted(op.name for op in self.task.all_operators()))
+
+    @cached_property
+    def action_set(self) -> frozenset[str]:
+        return frozenset(self.actions)
+
+    @property
+    def solvable(self) -> bool:
+        return bool(self.truth.get("solvable"))
+
+    @property
+    def optimal_length(self) -> int | None:
+        return self.truth.get("optimal_length")
+
+    @property
+    def plan(self) -> list[str]:
+        return list(self.truth.get("plan") or [])
+
+    def check(self, plan: list[str]) -> Check:
+        """`plan` judged by `formal/`; a failure told as the brief tells the world."""
+        steps = []
+        for i, text in enumerate(plan, 1):
+            step = parse_action(text, None)
+            if step is None:
+                return Check(False, False, False, len(plan), None, i, "malformed",
+                             f"step {i}: '{text}' is not an action")
+            steps.append(step)
+        v = validate(self.task, steps)
+        optimal = None
+        if v.valid and self.optimal_length is not None:
+            optimal = v.length == self.optimal_length
+        if v.failure is None:
+            return Check(True, True, True, v.length, optimal, None, None, None)
+        f = v.failure
+        return Check(False, v.executable, v.goal_reached, v.length, None, f.step, f.kind,
+                     self._words(steps, f.step, f.kind))
+
+    def _words(self, steps, step: int | None, kind: str) -> str:
+        state = self.task.init
+        for s in steps[: (step or len(steps) + 1) - 1]:
+            state = self.task.operator(*s).apply(state)
+        if kind == "goal":
+            unmet = [c for c in conjuncts(self.task.goal) if not holds(c, state)]
+            return "The plan ends before the goal holds: " + "; ".join(self._say(unmet)) + "."
+        try:
+            op = self.task.operator(*steps[step - 1])
+        except GroundingError as e:
+            return f"Step {step}: {e.detail}."
+        unmet = [c for c in conjuncts(op.pre) if not holds(c, state)]
+        return (f"Step {step}, {op.name}, cannot be done then: " + "; ".join(self._say(unmet))
+                + " does not hold.")
+
+    def _say(self, formulas) -> list[str]:
+        try:
+            return [self.world.renderer.sentence(self.task.lift(c)) for c in formulas]
+        except BriefError:
+            return [self.task.describe(c) for c in formulas]
+
+    def state_after(self, plan: list[str]) -> list[str] | None:
+        """The facts that hold after `plan` in the domain's words (None if it fails)."""
+        state = self.task.init
+        for text in plan:
+            step = parse_action(text, None)
+            if step is None:
+                return None
+            op = self.task.operator(*step)
+            if not op.applicable(state):
+                return None
+            state = op.apply(state)
+        return self.world.state_sentences(self.task, state)
+
+
+@dataclass
+class Materials:
+    """Every task of a study, and each suggestion arm's plan per instance."""
+
+    instances: dict[str, Material]
+    example: Material
+    example_solution: list[str]
+    suggestions: dict[str, dict[str, dict]]  # arm -> instance -> {plan, check, source}
+
+
+def _prepare(study: Study, key: str, field_path: list) -> Material:
+    from planaudit.suite.catalog import CatalogError
+    from planaudit.suite.prepare import prepare_task
+    from planaudit.suite.records import LabelError
+
+    domain, _, task = key.partition("/")
+    folder = study.results / "suite" / domain / task
+    if not (folder / "truth.json").is_file():
+        print(f"study: preparing and proving {key} (as `snakemake suite` would)", file=sys.stderr)
+        try:
+            folder = prepare_task(study.experiment, domain, task, study.results)
+        except (CatalogError, BriefError, LabelError, KeyError) as e:
+            raise ConfigError(f"{where(study, field_path)}{key}: {e}") from None
+    m = Material(key, folder)
+    if not m.solvable:
+        raise ConfigError(f"{where(study, field_path)}{key}: unsolvable; people plan solvable tasks")
+    return m
+
+
+def _transcript_plan(path: Path) -> str | None:
+    steps = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    calls = [s for s in steps if isinstance(s, dict) and "call" in s]
+    final = [s for s in calls if s.get("purpose") == "final"] or calls
+    return None if not final else (final[-1]["call"].get("content") or "")
+
+
+def _generate(study: Study, arm: str, model: str, method: str, m: Material, out: Path) -> None:
+    """A reference model's answer on `m`, through `llm/` as any episode's, kept at `out`."""
+    import asyncio
+
+    from planaudit.experiment import Experiment, shard_hash
+    from planaudit.llm.cache import Cache
+    from planaudit.llm.client import Client
+    from planaudit.shard import episode_runner
+
+    ex = Experiment.from_dict(study.experiment)
+    entry = ex.model(model)
+    params = ex.method("offline", method, None)
+    values = params.to_dict()
+    client = Client(entry.client(), Cache(str(study.results / "cache")))
+    _row, transcript = asyncio.run(episode_runner("offline", entry)(
+        client, method, values, m.folder, task_name=m.key,
+        config_hash=shard_hash(entry, method, values), reference_meta=entry.reference, tier=entry.tier))
+    atomic.write_text(out, "".join(json.dumps(s) + "\n" for s in transcript))
+
+
+def _suggestion(study: Study, i: int, m: Material) -> dict:
+    arm = study.arms[i]
+    s = arm.suggestion
+    assert s is not None
+    field_path = ["arms", i, "suggestion"]
+    if s.plans:
+        if m.key not in s.plans:
+            raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.plans: no plan "
+                              f"for {m.key}")
+        plan, source = list(s.plans[m.key]), "config"
+    else:
+        domain, _, task = m.key.partition("/")
+        path = s.run / "transcripts" / "offline" / s.model / s.method / domain / f"{task}.jsonl"
+        if not path.is_file():
+            entry = next((e for e in study.experiment.get("models", []) if e["name"] == s.model), None)
+            if entry is None or entry.get("tier") != "reference":
+                raise ConfigError(
+                    f"{where(study, field_path)}arms[{i}].suggestion: no transcript {path} (run "
+                    f"offline {s.model}/{s.method} on {m.key} first: a study never calls a model "
+                    "that is not a reference model)")
+            path = study.results / "suggestions" / s.model / s.method / domain / f"{task}.jsonl"
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _generate(study, arm.name, s.model, s.method, m, path)
+        reply = _transcript_plan(path)
+        got = extract(reply)
+        if got.kind != "plan":
+            raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion: {s.model}'s answer "
+                              f"on {m.key} ({path}) is no plan ({got.kind}): nothing to suggest")
+        plan, source = [format_step(st) for st in got.steps], str(path)
+    check = m.check(plan)
+    if check.failure_kind == "malformed" or check.failure_kind in (
+            "unknown-action", "wrong-arity", "unknown-object", "type-mismatch"):
+        raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion on {m.key}: "
+                          f"{check.message} (was the run's suite prepared with the study's names?)")
+    return {"plan": plan, "check": check.to_json(), "source": source,
+            "model": s.model, "method": s.method}
+
+
+def resolve(study: Study) -> Materials:
+    """Every task prepared and proven, every suggestion found and judged: before opening."""
+    instances = {k: _prepare(study, k, ["instances", n]) for n, k in enumerate(study.instances)}
+    example = _prepare(study, study.example, ["example", "task"])
+    solution = list(study.example_solution or example.plan)
+    verdict = example.check(solution)
+    if not verdict.valid:
+        raise ConfigError(f"{where(study, ['example', 'solution'])}example.solution: not a valid "
+                          f"plan of {study.example}: {verdict.message}")
+    suggestions: dict[str, dict[str, dict]] = {}
+    for i, arm in enumerate(study.arms):
+        if arm.suggestion is not None:
+            suggestions[arm.name] = {k: _suggestion(study, i, m) for k, m in instances.items()}
+    atomic.write_text(study.results / "suggestions.json", json.dumps(suggestions, indent=1) + "\n")
+    return Materials(instances, example, solution, suggestions)

@@ -1,0 +1,150 @@
+"""A study config read into typed settings: checked against `schema.yaml` beside this
+module (a bad field is named by file:line, as an experiment config's is) and against what
+exists (its experiment config, its consent file), before anything is prepared or served."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planaudit.config import ConfigError, load_config, locate, read_layer, validate
+
+SCHEMA = Path(__file__).with_name("schema.yaml")
+DEFAULT_CONSENT = Path(__file__).with_name("texts") / "consent.md"
+FEEDBACK = ("none", "submission", "step")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    run: Path | None
+    model: str | None
+    method: str | None
+    plans: dict[str, list[str]]
+    label: str
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    feedback: str = "none"
+    show_state: bool = False
+    suggestion: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class Pay:
+    currency: str = "USD"
+    base: float = 0.0
+    valid_bonus: float = 0.0
+    invalid_deduction: float = 0.0
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study: what people plan, the arms, the pay rule, and where records go."""
+
+    name: str
+    source: Path  # the study config file
+    experiment: dict  # the experiment config with the study's suite laid over it
+    results: Path
+    database: str | None
+    instances: tuple[str, ...]
+    example: str
+    example_solution: tuple[str, ...] | None
+    arms: tuple[Arm, ...]
+    assignment: str
+    pay: Pay
+    completion_code: str
+    redirect: str | None
+    params: dict[str, str]  # participant, study, session -> URL parameter name
+    consent: str
+    tlx_pairwise: bool
+    text_chars: int
+    plan_steps: int
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def consent_hash(self) -> str:
+        return hashlib.sha256(self.consent.encode()).hexdigest()
+
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
+    def database_url(self, override: str | None = None) -> str:
+        """The SQLAlchemy URL: --db, the config's, or SQLite under the results folder."""
+        url = override or self.database
+        if url:
+            return url
+        return f"sqlite:///{(self.results / 'study.sqlite').resolve()}"
+
+
+def _where(path: Path, where: list) -> str:
+    return locate([path], where, read_layer(path)[0]) or f"{path}: "
+
+
+def load_study(path: str | Path) -> Study:
+    """The study config at `path`, checked; ConfigError names file:line:field."""
+    path = Path(path)
+    data, node = read_layer(path)
+    validate(data, [(path, node)], schema=SCHEMA, regimes=False)
+    experiment_file = Path(data.get("experiment", "config/config.yaml"))
+    try:
+        experiment = load_config(experiment_file, base=None)
+    except ConfigError as e:
+        raise ConfigError(f"{_where(path, ['experiment'])}experiment: {e}") from None
+    if data.get("suite"):
+        experiment = dict(experiment, suite={**experiment["suite"], **data["suite"]})
+    results = Path(data.get("results")
+                   or Path(experiment.get("results", "results")) / "study" / data["study"])
+    names = [a["name"] for a in data["arms"]]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"{_where(path, ['arms', i, 'name'])}arms[{i}].name: '{name}' "
+                              "names two arms")
+    arms = []
+    for i, a in enumerate(data["arms"]):
+        s = a.get("suggestion")
+        sug = None
+        if s is not None:
+            has_run = "run" in s or "model" in s or "method" in s
+            if has_run and not all(k in s for k in ("run", "model", "method")):
+                raise ConfigError(f"{_where(path, ['arms', i, 'suggestion'])}arms[{i}].suggestion: "
+                                  "a run's plans need run, model and method")
+            if has_run == ("plans" in s):
+                raise ConfigError(f"{_where(path, ['arms', i, 'suggestion'])}arms[{i}].suggestion: "
+                                  "give either run/model/method or plans")
+            sug = Suggestion(Path(s["run"]) if "run" in s else None, s.get("model"), s.get("method"),
+                             {k: list(v) for k, v in s.get("plans", {}).items()},
+                             s.get("label", "A plan suggested by an AI system. It is not perfect "
+                                            "and can make mistakes."))
+        arms.append(Arm(a["name"], a.get("feedback", "none"), bool(a.get("show_state", False)), sug))
+    consent_file = Path(data["consent"]) if "consent" in data else DEFAULT_CONSENT
+    if not consent_file.is_file():
+        raise ConfigError(f"{_where(path, ['consent'])}consent: no such file {consent_file}")
+    pay = data.get("pay", {})
+    urlp = data.get("url_parameters", {})
+    limits = data.get("limits", {})
+    completion = data.get("completion", {"code": "PLANAUDIT"})
+    ex = data["example"]
+    if ex["task"] in data["instances"]:
+        raise ConfigError(f"{_where(path, ['example', 'task'])}example.task: {ex['task']} is also "
+                          "an instance people plan: the example must be another task")
+    return Study(
+        name=data["study"], source=path, experiment=experiment, results=results,
+        database=data.get("database"), instances=tuple(data["instances"]), example=ex["task"],
+        example_solution=tuple(ex["solution"]) if "solution" in ex else None, arms=tuple(arms),
+        assignment=data.get("assignment", "balanced"),
+        pay=Pay(pay.get("currency", "USD"), float(pay.get("base", 0)),
+                float(pay.get("valid_bonus", 0)), float(pay.get("invalid_deduction", 0))),
+        completion_code=completion["code"], redirect=completion.get("redirect"),
+        params={"participant": urlp.get("participant", "PROLIFIC_PID"),
+                "study": urlp.get("study", "STUDY_ID"), "session": urlp.get("session", "SESSION_ID")},
+        consent=consent_file.read_text(), tlx_pairwise=bool(data.get("tlx", {}).get("pairwise", True)),
+        text_chars=int(limits.get("text_chars", 5000)), plan_steps=int(limits.get("plan_steps", 100)),
+        raw=data)
+
+
+def where(study: Study, field_path: list) -> str:
+    """`file:line: ` of a field of the study config, for checks past the schema."""
+    return _where(study.source, field_path)

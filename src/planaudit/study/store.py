@@ -1,0 +1,381 @@
+"""The study's records in a real database (SQLAlchemy 2): SQLite in WAL mode under the
+study's folder, or PostgreSQL through psycopg 3 shared by several server processes. The
+tables are created and changed by Alembic's migrations (`migrations/`), never by
+`create_all`, so a study's database can be upgraded in place.
+
+What the lessons of the study frameworks ask of it: every step written before the page
+advances (one transaction per post, committed before the response); assignment inside one
+transaction that holds the study's lock (`BEGIN IMMEDIATE` on SQLite, an advisory lock on
+PostgreSQL), so no two starts read the same counts; a post's idempotency key stored with
+its event under a unique constraint, so a double submit stores once; the platform id kept
+only in `ledger`, every other table holding its keyed hash."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+metadata = MetaData()
+
+studies = Table(
+    "studies", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("secret", String(64), nullable=False),  # keys the pseudonyms and session tokens
+    Column("opened_at", DateTime(timezone=True), nullable=False),
+)
+
+participants = Table(
+    "participants", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("study", String(64), ForeignKey("studies.name"), nullable=False),
+    Column("pseudonym", String(64), nullable=False),  # keyed hash of the platform id
+    Column("arm", String(64), nullable=False),
+    Column("instance", String(128), nullable=False),
+    Column("step", String(32), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("consent_hash", String(64)),
+    Column("consent_at", DateTime(timezone=True)),
+    UniqueConstraint("study", "pseudonym", name="one_participation"),
+)
+
+ledger = Table(
+    "ledger", metadata,
+    Column("participant_id", String(32), ForeignKey("participants.id"), primary_key=True),
+    Column("study", String(64), nullable=False),
+    Column("platform_id", String(128), nullable=False),
+    Column("platform_study", String(128)),
+    Column("platform_session", String(128)),
+)
+
+answers = Table(
+    "answers", metadata,
+    Column("participant_id", String(32), ForeignKey("participants.id"), primary_key=True),
+    Column("page", String(32), primary_key=True),
+    Column("data", Text, nullable=False),  # JSON
+    Column("saved_at", DateTime(timezone=True), nullable=False),
+)
+
+events = Table(
+    "events", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("participant_id", String(32), ForeignKey("participants.id"), nullable=False, index=True),
+    Column("page", String(32), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("data", Text),  # JSON
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("idem", String(64)),
+    UniqueConstraint("participant_id", "idem", name="one_post"),
+)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class NotReached(Exception):
+    """A post for a page the participant has not reached."""
+
+
+@dataclass(frozen=True)
+class Participant:
+    id: str
+    study: str
+    pseudonym: str
+    arm: str
+    instance: str
+    step: str
+    finished: bool
+
+
+def _participant(row) -> Participant:
+    return Participant(row.id, row.study, row.pseudonym, row.arm, row.instance, row.step,
+                       row.finished_at is not None)
+
+
+def _sqlite_engine(url: str, immediate: bool) -> Engine:
+    path = url.split("///", 1)[1]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                           pool_size=8, max_overflow=32)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi, _record) -> None:
+        dbapi.isolation_level = None  # SQLAlchemy's BEGIN below, not the driver's
+        cur = dbapi.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        # WAL with NORMAL loses nothing when the server process is killed (only a power
+        # failure can take the last commits); FULL would sync on every commit
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn) -> None:
+        # a writer takes the write lock at BEGIN: a read-then-write (assignment, a step's
+        # check then save) cannot interleave with another's
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Store:
+    """The database of one or more studies."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.sqlite = url.startswith("sqlite")
+        if self.sqlite:
+            self.engine = _sqlite_engine(url, immediate=True)
+            self.reader = _sqlite_engine(url, immediate=False)
+        else:
+            self.engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True)
+            self.reader = self.engine
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest migration (Alembic), under the database's lock:
+        several servers starting at once on one PostgreSQL database migrate once."""
+        from alembic import command
+        from alembic.config import Config
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
+        with self.engine.begin() as conn:
+            if not self.sqlite:
+                conn.execute(select(func.pg_advisory_xact_lock(0x706C616E)))
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+
+    def close(self) -> None:
+        self.engine.dispose()
+        if self.reader is not self.engine:
+            self.reader.dispose()
+
+    @contextmanager
+    def write(self, study: str | None = None) -> Iterator[Connection]:
+        """One transaction; with `study`, holding that study's lock until it commits."""
+        with self.engine.begin() as conn:
+            if study is not None and not self.sqlite:
+                conn.execute(select(func.pg_advisory_xact_lock(zlib.crc32(study.encode()))))
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.reader.connect() as conn:
+            yield conn
+
+    # -- a study ----------------------------------------------------------------------
+
+    def open_study(self, name: str) -> str:
+        """The study's secret (made when the study first opens)."""
+        with self.write(name) as conn:
+            row = conn.execute(select(studies.c.secret).where(studies.c.name == name)).first()
+            if row is not None:
+                return row.secret
+            secret = secrets.token_hex(32)
+            conn.execute(insert(studies).values(name=name, secret=secret, opened_at=now()))
+            return secret
+
+    # -- participants -------------------------------------------------------------------
+
+    def find(self, pid: str) -> Participant | None:
+        with self.read() as conn:
+            row = conn.execute(select(participants).where(participants.c.id == pid)).first()
+        return None if row is None else _participant(row)
+
+    def by_pseudonym(self, study: str, pseudonym: str) -> Participant | None:
+        with self.read() as conn:
+            row = conn.execute(select(participants).where(
+                participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
+        return None if row is None else _participant(row)
+
+    def enrol(self, study: str, pseudonym: str, platform: dict, arms: list[str],
+              instances: list[str], stratified: bool, first_step: str) -> tuple[Participant, bool]:
+        """The participant of `pseudonym` (False: they had enrolled before), or a new one
+        assigned inside this transaction: the least-filled instance, then the least-filled
+        arm (overall when balanced; within the instance when stratified, overall breaking
+        ties), ties in the config's order."""
+        with self.write(study) as conn:
+            row = conn.execute(select(participants).where(
+                participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
+            if row is not None:
+                return _participant(row), False
+            counts = conn.execute(
+                select(participants.c.arm, participants.c.instance, func.count())
+                .where(participants.c.study == study)
+                .group_by(participants.c.arm, participants.c.instance)).all()
+            by_instance = {i: 0 for i in instances}
+            by_arm = {a: 0 for a in arms}
+            cell: dict[tuple[str, str], int] = {}
+            for arm, inst, n in counts:
+                by_instance[inst] = by_instance.get(inst, 0) + n
+                by_arm[arm] = by_arm.get(arm, 0) + n
+                cell[(arm, inst)] = n
+            instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
+            if stratified:
+                arm = min(arms, key=lambda a: (cell.get((a, instance), 0), by_arm[a], arms.index(a)))
+            else:
+                arm = min(arms, key=lambda a: (by_arm[a], arms.index(a)))
+            pid = secrets.token_hex(16)
+            t = now()
+            conn.execute(insert(participants).values(
+                id=pid, study=study, pseudonym=pseudonym, arm=arm, instance=instance,
+                step=first_step, created_at=t, updated_at=t))
+            conn.execute(insert(ledger).values(
+                participant_id=pid, study=study, platform_id=platform["participant"],
+                platform_study=platform.get("study"), platform_session=platform.get("session")))
+            conn.execute(insert(events).values(participant_id=pid, page=first_step, kind="enrol",
+                                               data=json.dumps({"arm": arm, "instance": instance}),
+                                               at=t))
+            return Participant(pid, study, pseudonym, arm, instance, first_step, False), True
+
+    def post(self, pid: str, page: str, order: list[str], idem: str, kind: str,
+             data: dict | None = None, answer: dict | None = None, advance: bool = False,
+             consent_hash: str | None = None) -> tuple[str, bool]:
+        """Store one post of `page` (its event, its answer, the next step) in one
+        transaction. Returns (the participant's step now, stored?): a post whose key was
+        seen, or for a page already done, stores nothing; one for a page not reached
+        raises NotReached."""
+        try:
+            with self.write() as conn:
+                q = select(participants).where(participants.c.id == pid)
+                if not self.sqlite:
+                    q = q.with_for_update()
+                p = conn.execute(q).first()
+                seen = conn.execute(select(events.c.id).where(
+                    events.c.participant_id == pid, events.c.idem == idem)).first()
+                if seen is not None:
+                    return p.step, False
+                if page != p.step:
+                    if order.index(page) > order.index(p.step):
+                        raise NotReached(page)
+                    return p.step, False
+                t = now()
+                conn.execute(insert(events).values(participant_id=pid, page=page, kind=kind,
+                                                   data=None if data is None else json.dumps(data),
+                                                   at=t, idem=idem))
+                if answer is not None:
+                    self._save(conn, pid, page, answer, t)
+                values: dict = {"updated_at": t}
+                if advance:
+                    values["step"] = order[order.index(page) + 1]
+                    if values["step"] == order[-1]:
+                        values["finished_at"] = t
+                if consent_hash is not None:
+                    values.update(consent_hash=consent_hash, consent_at=t)
+                conn.execute(update(participants).where(participants.c.id == pid).values(**values))
+                return values.get("step", p.step), True
+        except IntegrityError:  # the same key posted twice at once: the other one stored it
+            p = self.find(pid)
+            return (p.step if p else page), False
+
+    def _save(self, conn: Connection, pid: str, page: str, answer: dict, t: datetime) -> None:
+        text = json.dumps(answer)
+        done = conn.execute(update(answers).where(answers.c.participant_id == pid,
+                                                  answers.c.page == page)
+                            .values(data=text, saved_at=t)).rowcount
+        if not done:
+            conn.execute(insert(answers).values(participant_id=pid, page=page, data=text, saved_at=t))
+
+    def save_draft(self, pid: str, page: str, answer: dict) -> bool:
+        """A draft of the current page (typed text kept across a reload); False when the
+        participant is past that page."""
+        with self.write() as conn:
+            step = conn.execute(select(participants.c.step).where(participants.c.id == pid)).scalar()
+            if step != page:
+                return False
+            self._save(conn, pid, f"{page}:draft", answer, now())
+            return True
+
+    def answer(self, pid: str, page: str) -> dict | None:
+        with self.read() as conn:
+            row = conn.execute(select(answers.c.data).where(
+                answers.c.participant_id == pid, answers.c.page == page)).first()
+        return None if row is None else json.loads(row.data)
+
+    def viewed(self, pid: str, page: str) -> None:
+        """Stamp the first view of a page (the server's clock, never the browser's)."""
+        with self.read() as conn:
+            if conn.execute(select(events.c.id).where(
+                    events.c.participant_id == pid, events.c.page == page,
+                    events.c.kind == "view")).first() is not None:
+                return
+        with self.write() as conn:
+            conn.execute(insert(events).values(participant_id=pid, page=page, kind="view", at=now()))
+
+    # -- the researchers' view -------------------------------------------------------------
+
+    def status(self, study: str) -> list[dict]:
+        """Per arm: enrolled, finished, and participants at each step."""
+        with self.read() as conn:
+            rows = conn.execute(
+                select(participants.c.arm, participants.c.step,
+                       func.count(), func.count(participants.c.finished_at))
+                .where(participants.c.study == study)
+                .group_by(participants.c.arm, participants.c.step)).all()
+        out: dict[str, dict] = {}
+        for arm, step, n, done in rows:
+            a = out.setdefault(arm, {"arm": arm, "enrolled": 0, "finished": 0, "steps": {}})
+            a["enrolled"] += n
+            a["finished"] += done
+            a["steps"][step] = n
+        return [out[k] for k in sorted(out)]
+
+    def records(self, study: str) -> Iterator[dict]:
+        """Every participant with their answers and events: no platform id, no address."""
+        with self.read() as conn:
+            ps = conn.execute(select(participants).where(participants.c.study == study)
+                              .order_by(participants.c.created_at)).all()
+            for p in ps:
+                ans = conn.execute(select(answers).where(answers.c.participant_id == p.id)).all()
+                evs = conn.execute(select(events).where(events.c.participant_id == p.id)
+                                   .order_by(events.c.id)).all()
+                yield {
+                    "participant": p.pseudonym, "arm": p.arm, "instance": p.instance,
+                    "step": p.step, "created_at": _iso(p.created_at),
+                    "finished_at": _iso(p.finished_at), "consent_hash": p.consent_hash,
+                    "consent_at": _iso(p.consent_at),
+                    "answers": {a.page: json.loads(a.data) for a in ans},
+                    "events": [{"page": e.page, "kind": e.kind, "at": _iso(e.at),
+                                "data": None if e.data is None else json.loads(e.data)}
+                               for e in evs]}
+
+
+def _iso(t: datetime | None) -> str | None:
+    if t is None:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).isoformat()
+
+
+def keyed_hash(secret: str, value: str) -> str:
+    """The pseudonym of a platform id: HMAC-SHA256 under the study's secret."""
+    return hmac.new(secret.encode(), value.encode(), hashlib.sha256).hexdigest()[:32]
