@@ -62,6 +62,13 @@ def opened(config: str, db: str | None):
         store.migrate()
     except Exception as e:  # the database cannot be reached or migrated: say which
         raise InputError(f"{_safe(store.url)}: {type(e).__name__}: {e}") from None
+    arms = {a.name for a in study.arms}
+    for arm, instance in sorted(store.cells(study.name)):
+        if arm not in arms or instance not in materials.instances:
+            gone = f"arm '{arm}'" if arm not in arms else f"instance {instance}"
+            raise InputError(f"{config}: people are enrolled in {gone}, which the config no "
+                             f"longer lists (in {_safe(store.url)}): put it back, or give the "
+                             "changed study another name")
     return study, materials, store
 
 

@@ -113,14 +113,15 @@ class Material:
             state = self.task.operator(*s).apply(state)
         if kind == "goal":
             unmet = [c for c in conjuncts(self.task.goal) if not holds(c, state)]
-            return "The plan ends before the goal holds: " + "; ".join(self._say(unmet)) + "."
+            return ("Every step can be done, but the goal does not hold at the end: "
+                    + "; ".join(self._say(unmet)) + " still missing.")
         try:
             op = self.task.operator(*steps[step - 1])
         except GroundingError as e:
             return f"Step {step}: {e.detail}."
-        unmet = [c for c in conjuncts(op.pre) if not holds(c, state)]
-        return (f"Step {step}, {op.name}, cannot be done then: " + "; ".join(self._say(unmet))
-                + " does not hold.")
+        unmet = self._say([c for c in conjuncts(op.pre) if not holds(c, state)])
+        which = "this does not hold" if len(unmet) == 1 else "these do not hold"
+        return f"Step {step}, {op.name}, cannot be done at that point: {which}: {'; '.join(unmet)}."
 
     def _say(self, formulas) -> list[str]:
         try:

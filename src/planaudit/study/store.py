@@ -332,6 +332,13 @@ class Store:
         with self.write() as conn:
             conn.execute(insert(events).values(participant_id=pid, page=page, kind="view", at=now()))
 
+    def cells(self, study: str) -> set[tuple[str, str]]:
+        """The (arm, instance) pairs people are enrolled in."""
+        with self.read() as conn:
+            return {(a, i) for a, i in conn.execute(
+                select(participants.c.arm, participants.c.instance)
+                .where(participants.c.study == study).distinct())}
+
     # -- the researchers' view -------------------------------------------------------------
 
     def status(self, study: str) -> list[dict]:
