@@ -120,7 +120,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         if p is None:
             return _foreign(request)
         form = await request.form()
-        data = {k: form.getlist(k) if k in ("pair",) else form.get(k) for k in form}
+        data = {k: form.get(k) for k in form}
         key = str(data.get("key") or "")
         if not re.fullmatch(r"[0-9a-f]{32}", key):
             return problem(request, 400, "This form is incomplete",
