@@ -1,0 +1,144 @@
+"""A study on PlanBench's own instances: task folders in PlanBench's words with truth proven
+by formal/, a recorded model's plan as the suggestion judged as the replay judges it, and
+clear errors on bad input. Real files from ../shared/planbench."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from planaudit.formal import load_task
+from planaudit.formal.search import breadth_first
+from planaudit.planbench.generate import cases
+from planaudit.planbench.material import load_config
+from planaudit.planbench.replay import Context, default_dialect, load_results, score_instance
+from planaudit.planbench.world import goal_atoms
+from planaudit.study.materials import Material
+from planaudit.study.planbench_source import planbench_suggestion, prepare_planbench
+from tests.conftest import ROOT
+
+SHARED = ROOT.parent / "shared" / "planbench"
+PB = SHARED / "plan-bench"
+T1 = PB / "results" / "blocksworld" / "gpt-4_chat" / "task_1_plan_generation.json"
+# read through a translation into PDDL steps (raw_translation): another of replay's dialects
+T1_TRANSLATED = (SHARED / "llm_planning_analysis" / "results" / "blocksworld" / "llama-3.1-405b_aws"
+                 / "task_1_plan_generation_zero_shot.json")
+pytestmark = pytest.mark.skipif(not SHARED.exists() and not os.environ.get("CI"),
+                                reason="../shared/planbench not present")
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory) -> dict[int, Path]:
+    out = tmp_path_factory.mktemp("planbench")
+    return {i: prepare_planbench(PB, "blocksworld", i, out / f"blocksworld-{i}") for i in (2, 7)}
+
+
+@pytest.mark.parametrize("iid", [2, 7])
+def test_brief_in_planbench_words(prepared, iid):
+    folder = prepared[iid]
+    brief = json.loads((folder / "brief.json").read_text())
+    cfg = load_config(PB, "blocksworld")
+    task = cfg.task(iid)
+    assert brief["source"] == "planbench" and brief["preamble"]
+    prompt = cases(PB, "blocksworld", "t1", [str(iid)], shots=0, planner="formal")[0].prompt
+    assert prompt.startswith(brief["domain"] + "\n")  # PlanBench's own description, as its prompt
+    assert "[STATEMENT]\n" + brief["instance"] + "\n\nWhat is the plan" in prompt  # its t1 statement
+    assert "Unstack a block from on top of another block" in brief["domain"]
+    init, _, goal = brief["instance"].partition("\nMy goal is to have that ")
+    assert init.startswith("As initial conditions I have that, ")
+    for obj in task.problem.objects:
+        assert cfg.object_text(obj) in init  # "red block", ...
+        assert brief["objects"][obj] == cfg.object_text(obj)
+    for atom in goal_atoms(task):
+        assert cfg.fact_text(atom) in goal  # "the orange block is on top of the red block"
+    assert "the hand is empty" in init
+    assert "[PLAN" not in brief["instance"] and "What is the plan" not in brief["instance"]
+    assert (folder / "domain.pddl").read_bytes() == cfg.domain_path.read_bytes()
+    assert (folder / "problem.pddl").read_bytes() == cfg.instance_path(iid).read_bytes()
+
+
+@pytest.mark.parametrize("iid", [2, 7])
+def test_truth_proven_by_formal(prepared, iid):
+    folder = prepared[iid]
+    truth = json.loads((folder / "truth.json").read_text())
+    cfg = load_config(PB, "blocksworld")
+    proof = breadth_first(load_task(cfg.domain_path, cfg.instance_path(iid)))
+    assert proof.status == "solved"
+    assert truth["solvable"] is True and truth["optimal_length"] == proof.length
+    assert (truth["domain"], truth["task"]) == ("blocksworld", str(iid))
+    check = Material(f"planbench/blocksworld/{iid}", folder).check(truth["plan"])
+    assert check.valid and check.optimal and check.length == truth["optimal_length"]
+
+
+def test_idempotent(tmp_path):
+    folder = prepare_planbench(PB, "blocksworld", "3", tmp_path / "t")
+    files = sorted(folder.iterdir())
+    stamps = {p.name: p.stat().st_mtime_ns for p in files}
+    assert prepare_planbench(PB, "blocksworld", 3, folder) == folder
+    assert {p.name: p.stat().st_mtime_ns for p in sorted(folder.iterdir())} == stamps
+    (folder / "truth.json").unlink()  # a folder left incomplete is completed
+    prepare_planbench(PB, "blocksworld", 3, folder)
+    assert json.loads((folder / "truth.json").read_text())["optimal_length"] > 0
+    with pytest.raises(ValueError, match="not blocksworld instance 4"):
+        prepare_planbench(PB, "blocksworld", 4, folder)
+
+
+@pytest.mark.parametrize("results", [T1, T1_TRANSLATED], ids=["gpt-4", "llama-translated"])
+def test_suggestion_judged_as_replay_judges_it(tmp_path, results):
+    res = load_results(results)
+    ctx = Context(res)
+    dialect = default_dialect(res)
+    verdicts = set()
+    for inst in res.instances[:16]:
+        iid = inst["instance_id"]
+        replayed = score_instance(ctx, inst, dialect)
+        if replayed.correct is None:  # no response: PlanBench leaves it out
+            with pytest.raises(ValueError, match=re.escape(results.name) + f".*instance {iid}:"):
+                planbench_suggestion(results, iid)
+            continue
+        try:
+            plan = planbench_suggestion(results, iid)
+        except ValueError as e:
+            assert not replayed.correct and str(results) in str(e)
+            continue
+        assert all(s.startswith("(") and s.endswith(")") for s in plan)
+        m = Material(f"planbench/blocksworld/{iid}",
+                     prepare_planbench(res.root, "blocksworld", iid, tmp_path / str(iid)))
+        assert m.check(plan).valid == replayed.correct, (iid, plan, replayed.why)
+        verdicts.add(replayed.correct)
+    assert verdicts == {True, False}  # both kinds seen
+
+
+def test_recorded_plan_in_object_names():
+    # GPT-4's recorded response on instance 3 begins "unstack the blue block from on top of the orange block"
+    plan = planbench_suggestion(T1, 3)
+    assert plan[0] == "(unstack b c)" and plan[1] == "(put-down b)"
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(ValueError, match="nowhere"):
+        prepare_planbench(tmp_path / "nowhere", "blocksworld", 2, tmp_path / "a")
+    with pytest.raises(ValueError, match="sokoban_9"):
+        prepare_planbench(PB, "sokoban_9", 2, tmp_path / "b")
+    with pytest.raises(ValueError, match=r"instance-9999\.pddl.*instance 9999"):
+        prepare_planbench(PB, "blocksworld", 9999, tmp_path / "c")
+    with pytest.raises(ValueError, match="'two'"):
+        prepare_planbench(PB, "blocksworld", "two", tmp_path / "d")
+    assert not any((tmp_path / x).exists() for x in "abcd")
+    with pytest.raises(ValueError, match="no instance 9999"):
+        planbench_suggestion(T1, 9999)
+    with pytest.raises(ValueError, match=re.escape("missing.json")):
+        planbench_suggestion(tmp_path / "missing.json", 2, root=PB)
+    t3 = T1.with_name("task_3_plan_verification.json")
+    with pytest.raises(ValueError, match=re.escape("task_3_plan_verification.json: a t3 file")):
+        planbench_suggestion(t3, 2)
+    data = json.loads(T1.read_text())
+    inst = next(i for i in data["instances"] if i["instance_id"] == 2)
+    bad = tmp_path / "task_1_plan_generation.json"
+    bad.write_text(json.dumps({**data, "instances": [dict(inst, llm_raw_response="I cannot find a plan.")]}))
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: instance 2: the response reads as no plan")):
+        planbench_suggestion(bad, 2, root=PB)
