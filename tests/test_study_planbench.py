@@ -142,3 +142,45 @@ def test_bad_inputs(tmp_path):
     bad.write_text(json.dumps({**data, "instances": [dict(inst, llm_raw_response="I cannot find a plan.")]}))
     with pytest.raises(ValueError, match=re.escape(f"{bad}: instance 2: the response reads as no plan")):
         planbench_suggestion(bad, 2, root=PB)
+
+
+def test_a_study_on_planbench_instances_with_a_recorded_suggestion(tmp_path):
+    """The paper's setting as a study config: PlanBench's instances in its words, a recorded
+    model's plan as the suggestion (GPT-4's, valid on instance 2, wrong at step 1 on 4), and
+    the letters of the action list explained on the page."""
+    import yaml
+    from fastapi.testclient import TestClient
+
+    from planaudit.study.app import create_app
+    from planaudit.study.materials import resolve
+    from planaudit.study.settings import load_study
+    from planaudit.study.store import Store
+
+    cfg = tmp_path / "study.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "study": "pb", "results": str(tmp_path / "study"), "planbench_root": str(PB),
+        "instances": ["planbench:blocksworld/2", "planbench:blocksworld/4"],
+        "example": {"task": "planbench:blocksworld/3"},
+        "arms": [{"name": "suggested", "suggestion": {"planbench": str(T1)}}]}))
+    study = load_study(cfg)
+    materials = resolve(study)
+    sug = materials.suggestions["suggested"]
+    assert sug["planbench:blocksworld/2"]["check"]["valid"] is True
+    wrong = sug["planbench:blocksworld/4"]["check"]
+    assert (wrong["valid"], wrong["failure_step"]) == (False, 1)
+    store = Store(study.database_url())
+    store.migrate()
+    client = TestClient(create_app(study, materials, store))
+    r = client.get("/?PROLIFIC_PID=pb1&STUDY_ID=s&SESSION_ID=x")
+    for _ in range(3):
+        key = re.search(r'name="key" value="([0-9a-f]{32})"', r.text).group(1)
+        r = client.post(str(r.url), data={"key": key, "agree": "yes"})
+    assert r.url.path.endswith("/phase1")
+    assert "My goal is to have that the orange block is on top of the red block." in r.text
+    assert "<code>a</code> is the red block" in r.text
+    # a recorded answer with no plan cannot be a suggestion: named before the study opens
+    bad = yaml.safe_load(cfg.read_text())
+    bad["instances"] = ["planbench:blocksworld/12"]
+    cfg.write_text(yaml.safe_dump(bad))
+    with pytest.raises(Exception, match=r"study.yaml:\d+: arms\[0\].suggestion.planbench: .*instance 12"):
+        resolve(load_study(cfg))

@@ -16,6 +16,7 @@ from pathlib import Path
 from planaudit import atomic
 from planaudit.config import ConfigError
 from planaudit.contract import extract, parse_action
+from planaudit.formal import PDDLError
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.load import load_task
 from planaudit.formal.plan import format_step
@@ -158,6 +159,16 @@ def _prepare(study: Study, key: str, field_path: list) -> Material:
     from planaudit.suite.prepare import prepare_task
     from planaudit.suite.records import LabelError
 
+    if key.startswith("planbench:"):
+        from planaudit.study.planbench_source import prepare_planbench
+
+        config, _, n = key.removeprefix("planbench:").partition("/")
+        try:
+            folder = prepare_planbench(study.planbench_root, config, n,
+                                       study.results / "planbench" / config / n)
+        except (ValueError, PDDLError) as e:
+            raise ConfigError(f"{where(study, field_path)}{key}: {e}") from None
+        return _solvable(study, Material(key, folder), field_path)
     domain, _, task = key.partition("/")
     folder = study.results / "suite" / domain / task
     if not (folder / "truth.json").is_file():
@@ -166,7 +177,11 @@ def _prepare(study: Study, key: str, field_path: list) -> Material:
             folder = prepare_task(study.experiment, domain, task, study.results)
         except (CatalogError, BriefError, LabelError, KeyError) as e:
             raise ConfigError(f"{where(study, field_path)}{key}: {e}") from None
-    m = Material(key, folder)
+    return _solvable(study, Material(key, folder), field_path)
+
+
+def _solvable(study: Study, m: Material, field_path: list) -> Material:
+    key = m.key
     if not m.solvable:
         raise ConfigError(f"{where(study, field_path)}{key}: unsolvable; people plan solvable tasks")
     return m
@@ -204,6 +219,20 @@ def _suggestion(study: Study, i: int, m: Material) -> dict:
     s = arm.suggestion
     assert s is not None
     field_path = ["arms", i, "suggestion"]
+    if s.planbench is not None:
+        from planaudit.study.planbench_source import planbench_suggestion
+
+        if not m.key.startswith("planbench:"):
+            raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.planbench: "
+                              f"{m.key} is not a PlanBench instance (planbench:CONFIG/N)")
+        try:
+            plan = planbench_suggestion(s.planbench, m.key.rsplit("/", 1)[1], study.planbench_root)
+        except ValueError as e:
+            raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.planbench: {e}") from None
+        # a recorded model's plan is the model's: a step naming what the task lacks makes it
+        # a wrong suggestion, not a wrong config
+        return {"plan": plan, "check": m.check(plan).to_json(), "source": str(s.planbench),
+                "model": None, "method": None}
     if s.plans:
         if m.key not in s.plans:
             raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.plans: no plan "

@@ -18,6 +18,7 @@ FEEDBACK = ("none", "submission", "step")
 @dataclass(frozen=True)
 class Suggestion:
     run: Path | None
+    planbench: Path | None
     model: str | None
     method: str | None
     plans: dict[str, list[str]]
@@ -62,6 +63,7 @@ class Study:
     tlx_pairwise: bool
     text_chars: int
     plan_steps: int
+    planbench_root: Path | None = None
     raw: dict = field(repr=False, default_factory=dict)
 
     @property
@@ -111,10 +113,12 @@ def load_study(path: str | Path) -> Study:
             if has_run and not all(k in s for k in ("run", "model", "method")):
                 raise ConfigError(f"{_where(path, ['arms', i, 'suggestion'])}arms[{i}].suggestion: "
                                   "a run's plans need run, model and method")
-            if has_run == ("plans" in s):
+            if [has_run, "plans" in s, "planbench" in s].count(True) != 1:
                 raise ConfigError(f"{_where(path, ['arms', i, 'suggestion'])}arms[{i}].suggestion: "
-                                  "give either run/model/method or plans")
-            sug = Suggestion(Path(s["run"]) if "run" in s else None, s.get("model"), s.get("method"),
+                                  "give one of run/model/method, planbench or plans")
+            sug = Suggestion(Path(s["run"]) if "run" in s else None,
+                             Path(s["planbench"]) if "planbench" in s else None,
+                             s.get("model"), s.get("method"),
                              {k: list(v) for k, v in s.get("plans", {}).items()},
                              s.get("label", "A plan suggested by an AI system. It is not perfect "
                                             "and can make mistakes."))
@@ -142,7 +146,7 @@ def load_study(path: str | Path) -> Study:
                 "study": urlp.get("study", "STUDY_ID"), "session": urlp.get("session", "SESSION_ID")},
         consent=consent_file.read_text(), tlx_pairwise=bool(data.get("tlx", {}).get("pairwise", True)),
         text_chars=int(limits.get("text_chars", 5000)), plan_steps=int(limits.get("plan_steps", 100)),
-        raw=data)
+        planbench_root=Path(data["planbench_root"]) if "planbench_root" in data else None, raw=data)
 
 
 def where(study: Study, field_path: list) -> str:
