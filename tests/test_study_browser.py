@@ -337,9 +337,6 @@ def test_every_page_renders(browser, step_server):
     assert record(url, "Take c off a")["answers"]["phase2"]["plan"] == RIGHT_P02
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "app.py submit(), phase1: len(text) counts the CRLF a form posts for each line break, the "
-    "textarea's maxlength counts one: a text the browser allows is refused (and stored with CRLF)"))
 def test_a_text_the_textarea_allows_is_taken(browser, step_server):
     with tab(browser) as page:
         intro(page, step_server.url, "limit")
@@ -353,9 +350,6 @@ def test_a_text_the_textarea_allows_is_taken(browser, step_server):
     assert record(step_server.url, "At the limit\n")["answers"]["phase1"]["text"] == typed
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "app.py context() gives the completion page progress=len(order)-1 and steps=len(order)-1, "
-    "so base.html shows 'Step 8 of 7' there"))
 def test_the_completion_page_counts_no_step_past_the_last(browser, step_server):
     with tab(browser) as page:
         intro(page, step_server.url, "count")
@@ -364,6 +358,5 @@ def test_the_completion_page_counts_no_step_past_the_last(browser, step_server):
             add(page, action)
         click(page, "Submit my plan")
         finish(page, True)
-        counts = [re.fullmatch(r"Step (\d+) of (\d+)", t) for t in page.locator("p.progress")
-                  .all_inner_texts()]
-        assert all(c and int(c[1]) <= int(c[2]) for c in counts), [c and c[0] for c in counts]
+        expect(page.locator("#code")).to_have_text("TESTCODE")
+        assert page.locator("p.progress").count() == 0  # the completion page is no step

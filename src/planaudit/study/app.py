@@ -164,10 +164,11 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         arm = study.arm(p.arm)
         sug = materials.suggestions.get(p.arm, {}).get(p.instance)
         order = pages(study, p.arm)
-        ctx: dict = {"arm": arm, "material": m, "suggestion": sug, "progress": order.index(name),
-                     "steps": len(order) - 1}
-        if name == "consent":
-            ctx["consent"] = study.consent
+        ctx: dict = {"arm": arm, "material": m, "suggestion": sug}
+        if name != order[-1]:  # the completion page is no step
+            ctx.update(progress=order.index(name), steps=len(order) - 1)
+        if name == "consent":  # paragraphs as prose, however the file wraps its lines
+            ctx["consent"] = [" ".join(p.split()) for p in study.consent.split("\n\n") if p.strip()]
         elif name in ("instructions", "example"):
             ctx["example"] = materials.example
             ctx["solution"] = materials.example_solution
@@ -205,7 +206,8 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         if name in ("instructions", "example"):
             return store.post(p.id, name, order, key, "submit", advance=True)[0]
         if name == "phase1":
-            text = str(data.get("text") or "")
+            # a form posts a line break as CRLF; the textarea's maxlength (and a draft) count one
+            text = str(data.get("text") or "").replace("\r\n", "\n")
             if len(text) > study.text_chars:
                 raise BadInput(f"Your plan is {len(text)} characters long; this page takes at "
                                f"most {study.text_chars}. Please shorten it.")
