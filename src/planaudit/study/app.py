@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import Study
-from planaudit.study.store import NotReached, Participant, Store, keyed_hash
+from planaudit.study.store import Edit, NotReached, Participant, Store, keyed_hash
 from planaudit.study.tlx import PAIRS, SCALES, read_tlx
 
 ADMIN_ENV = "PLANAUDIT_STUDY_ADMIN_TOKEN"
@@ -35,6 +35,45 @@ MAX_BODY = 256 * 1024  # no page of the path posts more; a larger body is refuse
 
 class BadInput(Exception):
     """A post that cannot be stored: the page is shown again with the reason."""
+
+
+class BodyLimit:
+    """Refuses a request body over `limit` bytes, counted as it arrives (a chunked body
+    has no Content-Length to trust), before the application reads any of it."""
+
+    def __init__(self, app, limit: int, page: str):
+        self.app, self.limit, self.page = app, limit, page.encode()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": [(b"content-type", b"text/html; charset=utf-8"),
+                                        (b"content-length", str(len(self.page)).encode()),
+                                        (b"connection", b"close")]})
+                await send({"type": "http.response.body", "body": self.page})
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body, given = b"".join(chunks), False
+
+        async def replay():
+            nonlocal given
+            if given:
+                return await receive()
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
 def pages(study: Study, arm: str) -> list[str]:
@@ -68,14 +107,11 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         p = store.find(pid)
         return p if p is not None and p.study == study.name else None
 
-    @app.middleware("http")
-    async def _limit(request: Request, call_next):
-        size = request.headers.get("content-length")
-        if size is not None and size.isdigit() and int(size) > MAX_BODY:
-            return problem(request, 413, "Too much text",
-                           f"This page cannot take more than {MAX_BODY // 1024} KB. Go back, "
-                           "shorten your answer and send it again.")
-        return await call_next(request)
+    too_large = templates.get_template("problem.html").render(
+        study=study, title="Too much text",
+        text=f"This page cannot take more than {MAX_BODY // 1024} KB. Go back, shorten your "
+             "answer and send it again.")
+    app.add_middleware(BodyLimit, limit=MAX_BODY, page=too_large)
 
     @app.get("/healthz")
     def _health() -> PlainTextResponse:
@@ -128,12 +164,14 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         order = pages(study, p.arm)
         if name not in order or name == order[-1]:
             return problem(request, 404, "No such page", "There is no such page in this study.")
+        if order.index(name) < order.index(p.step):  # a stale form (the back button): its
+            return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)  # page is done
+        if order.index(name) > order.index(p.step):
+            return _not_reached(request)
         try:
             step = await run_in_threadpool(submit, p, name, key, data, order)
         except NotReached:
-            return problem(request, 409, "Not yet",
-                           "You sent an answer for a page you have not reached yet; nothing was "
-                           "stored. Please go on from the page you are on.")
+            return _not_reached(request)
         except BadInput as e:
             ctx = await run_in_threadpool(context, p, name)
             ctx.update(error=str(e), typed=data)
@@ -151,6 +189,11 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             return JSONResponse({"saved": False}, status_code=422)
         saved = await run_in_threadpool(store.save_draft, p.id, name, {"text": text})
         return JSONResponse({"saved": saved})
+
+    def _not_reached(request: Request) -> HTMLResponse:
+        return problem(request, 409, "Not yet",
+                       "You sent an answer for a page you have not reached yet; nothing was "
+                       "stored. Please go on from the page you are on.")
 
     def _foreign(request: Request) -> HTMLResponse:
         return problem(request, 403, "This link is not yours or not valid",
@@ -183,9 +226,9 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                 ctx["check"] = m.check(plan)
             if arm.show_state:
                 ctx["state"] = m.state_after(plan)
-            pending = store.answer(p.id, "phase2:draft")
-            if pending is not None and pending.get("plan") == plan:
-                ctx["verdict"] = pending
+            verdict = (store.answer(p.id, "phase2") or {}).get("verdict")
+            if verdict is not None:
+                ctx["verdict"] = verdict
         elif name == "tlx":
             ctx["scales"] = SCALES
             ctx["pairs"] = PAIRS if study.tlx_pairwise else []
@@ -233,54 +276,56 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     def phase2(p: Participant, m: Material, key: str, data: dict, order: list[str]) -> str:
         arm = study.arm(p.arm)
-        plan = list((store.answer(p.id, "phase2") or {}).get("plan", []))
         op = data.get("op")
-        if op == "add":
-            action = str(data.get("action") or "")
-            if action not in m.action_set:
-                raise BadInput(f"'{action[:80]}' is not one of this task's actions; pick one "
-                               "from the list.")
-            if len(plan) >= study.plan_steps:
-                raise BadInput(f"A plan here has at most {study.plan_steps} steps.")
-            plan.append(action)
-            event = {"action": action}
-        elif op == "undo":
-            if not plan:
-                raise BadInput("There is no step to undo.")
-            event = {"removed": plan.pop()}
-        elif op in ("up", "down", "remove"):
-            try:
-                i = int(str(data.get("index")))
-            except ValueError:
-                raise BadInput("Pick a step of your plan.") from None
-            if not 0 <= i < len(plan):
-                raise BadInput("Pick a step of your plan.")
-            if op == "remove":
-                event = {"index": i, "removed": plan.pop(i)}
+
+        def edit(stored: dict | None) -> Edit:  # inside the post's transaction
+            plan = list((stored or {}).get("plan", []))
+            if op == "add":
+                action = str(data.get("action") or "")
+                if action not in m.action_set:
+                    raise BadInput(f"'{action[:80]}' is not one of this task's actions; pick one "
+                                   "from the list.")
+                if len(plan) >= study.plan_steps:
+                    raise BadInput(f"A plan here has at most {study.plan_steps} steps.")
+                plan.append(action)
+                event = {"action": action}
+            elif op == "undo":
+                if not plan:
+                    raise BadInput("There is no step to undo.")
+                event = {"removed": plan.pop()}
+            elif op in ("up", "down", "remove"):
+                try:
+                    i = int(str(data.get("index")))
+                except ValueError:
+                    raise BadInput("Pick a step of your plan.") from None
+                if not 0 <= i < len(plan):
+                    raise BadInput("Pick a step of your plan.")
+                if op == "remove":
+                    event = {"index": i, "removed": plan.pop(i)}
+                else:
+                    j = i - 1 if op == "up" else i + 1
+                    if not 0 <= j < len(plan):
+                        raise BadInput("That step cannot move further.")
+                    plan[i], plan[j] = plan[j], plan[i]
+                    event = {"from": i, "to": j}
+            elif op == "submit":
+                if not plan:
+                    raise BadInput("Your plan has no step yet: pick actions from the list.")
+                check = m.check(plan)
+                if arm.feedback == "submission" and not check.valid and data.get("confirm") != "yes":
+                    # the verdict is shown with this plan until the plan changes
+                    verdict = check.to_json()
+                    return Edit("feedback", {"plan": plan, **verdict},
+                                {"plan": plan, "verdict": verdict})
+                return Edit("submit", {"plan": plan, "feedback_shown": arm.feedback},
+                            {"plan": plan, "submitted": True}, advance=True)
             else:
-                j = i - 1 if op == "up" else i + 1
-                if not 0 <= j < len(plan):
-                    raise BadInput("That step cannot move further.")
-                plan[i], plan[j] = plan[j], plan[i]
-                event = {"from": i, "to": j}
-        elif op == "submit":
-            if not plan:
-                raise BadInput("Your plan has no step yet: pick actions from the list.")
-            check = m.check(plan)
-            if arm.feedback == "submission" and not check.valid and data.get("confirm") != "yes":
-                verdict = {"plan": plan, **check.to_json()}
-                store.post(p.id, "phase2", order, key, "feedback", data=verdict,
-                           answer={"plan": plan})
-                store.save_draft(p.id, "phase2", verdict)  # phase2:draft holds the shown verdict
-                return "phase2"
-            return store.post(p.id, "phase2", order, key, "submit",
-                              data={"plan": plan, "feedback_shown": arm.feedback},
-                              answer={"plan": plan, "submitted": True}, advance=True)[0]
-        else:
-            raise BadInput("Choose what to do with your plan.")
-        if arm.feedback == "step":
-            event["check"] = m.check(plan).to_json()
-        return store.post(p.id, "phase2", order, key, op, data=event, answer={"plan": plan})[0]
+                raise BadInput("Choose what to do with your plan.")
+            if arm.feedback == "step":
+                event["check"] = m.check(plan).to_json()
+            return Edit(op, event, {"plan": plan})
+
+        return store.post(p.id, "phase2", order, key, str(op), edit=edit)[0]
 
     @app.get("/admin", response_class=HTMLResponse)
     async def _admin(request: Request):

@@ -17,7 +17,7 @@ import hmac
 import json
 import secrets
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -100,6 +100,19 @@ events = Table(
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What an edit of a page's answer stores: its event and the answer it leaves."""
+
+    kind: str
+    data: dict | None
+    answer: dict
+    advance: bool = False
+
+    def __iter__(self):
+        return iter((self.kind, self.data, self.answer, self.advance))
 
 
 class NotReached(Exception):
@@ -221,9 +234,10 @@ class Store:
     def enrol(self, study: str, pseudonym: str, platform: dict, arms: list[str],
               instances: list[str], stratified: bool, first_step: str) -> tuple[Participant, bool]:
         """The participant of `pseudonym` (False: they had enrolled before), or a new one
-        assigned inside this transaction: the least-filled instance, then the least-filled
-        arm (overall when balanced; within the instance when stratified, overall breaking
-        ties), ties in the config's order."""
+        assigned inside this transaction. Balanced: the least-filled arm, then its
+        least-filled instance (overall breaking ties); stratified: the least-filled
+        instance, then its least-filled arm (overall breaking ties). Other ties go in the
+        config's order."""
         with self.write(study) as conn:
             row = conn.execute(select(participants).where(
                 participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
@@ -240,11 +254,13 @@ class Store:
                 by_instance[inst] = by_instance.get(inst, 0) + n
                 by_arm[arm] = by_arm.get(arm, 0) + n
                 cell[(arm, inst)] = n
-            instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
-            if stratified:
+            if stratified:  # each instance's arms balanced
+                instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
                 arm = min(arms, key=lambda a: (cell.get((a, instance), 0), by_arm[a], arms.index(a)))
-            else:
+            else:  # the arms balanced, and each arm's instances (never an arm tied to a task)
                 arm = min(arms, key=lambda a: (by_arm[a], arms.index(a)))
+                instance = min(instances, key=lambda i: (cell.get((arm, i), 0), by_instance[i],
+                                                         instances.index(i)))
             pid = secrets.token_hex(16)
             t = now()
             conn.execute(insert(participants).values(
@@ -260,11 +276,14 @@ class Store:
 
     def post(self, pid: str, page: str, order: list[str], idem: str, kind: str,
              data: dict | None = None, answer: dict | None = None, advance: bool = False,
-             consent_hash: str | None = None) -> tuple[str, bool]:
+             consent_hash: str | None = None,
+             edit: Callable[[dict | None], Edit] | None = None) -> tuple[str, bool]:
         """Store one post of `page` (its event, its answer, the next step) in one
         transaction. Returns (the participant's step now, stored?): a post whose key was
         seen, or for a page already done, stores nothing; one for a page not reached
-        raises NotReached."""
+        raises NotReached. `edit` turns the page's stored answer into the post's (a plan
+        changed step by step): it runs inside the transaction, after the participant's
+        lock, so two edits sent at once both count; whatever it raises stores nothing."""
         try:
             with self.write() as conn:
                 q = select(participants).where(participants.c.id == pid)
@@ -279,6 +298,10 @@ class Store:
                     if order.index(page) > order.index(p.step):
                         raise NotReached(page)
                     return p.step, False
+                if edit is not None:
+                    row = conn.execute(select(answers.c.data).where(
+                        answers.c.participant_id == pid, answers.c.page == page)).first()
+                    kind, data, answer, advance = edit(None if row is None else json.loads(row.data))
                 t = now()
                 conn.execute(insert(events).values(participant_id=pid, page=page, kind=kind,
                                                    data=None if data is None else json.dumps(data),
