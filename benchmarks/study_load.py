@@ -1,0 +1,408 @@
+"""The study server under a crowd: 200 participants at once, through the whole path.
+
+A study is opened to many people at the same minute (a platform's launch), so the
+server must answer every page quickly while it stores every step before it answers.
+This starts ONE real `planaudit study serve` process on this machine (the small
+two-arm Blocksworld study of tests/study_server.py) and runs N simulated participants
+against it over loopback HTTP, all started together (asyncio, one httpx.AsyncClient
+each, no think time by default: the worst case). Each one enters from the platform
+link, then GETs and POSTs every page with realistic content: consent, instructions,
+the example, a phase-1 plan in words (with two draft saves, as the page's script
+sends while typing), phase 2 built by hand (4-8 actions added, one undo, one move up
+or down, submit), the suggestion question when their arm shows it, NASA-TLX (with
+the pairwise part when it is asked), the completion page. Redirects are followed by
+hand, so every request is timed alone.
+
+It prints the total requests, the wall time, requests per second, p50/p99/max
+latency per page (GET and POST apart; phase 2's posts per operation), the CPU each
+side used, on PostgreSQL the sessions the server opened and its transactions per
+request, the arms' counts, and the lost steps: the records are downloaded afterwards
+(/admin/records.jsonl) and every acknowledged post (a 303 received) missing from the
+participant's events is counted, as is a stored step or answer that differs from the
+one the participant was sent on with, and any participant who did not finish.
+Goal, per database: p99 < 200 ms over all requests, arms within one, 0 lost steps.
+
+The client and the server share this machine's cores (the client's CPU time, the
+server's, and the machine's busy share are printed): with no think time every
+latency is also queueing behind the other participants (Little's law: mean latency
+is about N / throughput), so the p99 goal is a throughput goal here. `--think S`
+pauses a participant after each page (exponential, mean S seconds), as people do:
+most of the queueing is then the launch burst (everyone entering at once).
+
+    .venv/bin/python benchmarks/study_load.py [--db sqlite|postgresql|both]
+                                              [--participants 200] [--think SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import random
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.study_server import POSTGRES, Server, entry, form_key, study_config  # noqa: E402
+
+from planaudit.study.app import ADMIN_ENV  # noqa: E402
+from planaudit.study.settings import load_study  # noqa: E402
+from planaudit.study.store import Store, keyed_hash  # noqa: E402
+
+GOAL_P99_MS = 200.0
+POST_KINDS = {"submit", "add", "undo", "up", "down", "remove", "feedback"}
+PATH = ("enter", "consent", "instructions", "example", "phase1", "phase2", "suggestion", "tlx", "done")
+FORM = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
+HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
+OPTION = re.compile(r'<option value="([^"]+)">')
+RADIO = re.compile(r'<input type="radio" name="(pair_[a-z]+_[a-z]+)" value="([a-z]+)"')
+SCALE = re.compile(r'<input type="radio" name="([a-z]+)" value="(\d+)" required')
+WORDS = ("first", "take", "the", "block", "off", "put", "it", "down", "on", "table", "then", "pick",
+         "up", "stack", "onto", "so", "that", "tower", "ends", "with", "top", "clear", "hand")
+
+
+class Unexpected(Exception):
+    """A response the path does not allow (the participant stops there)."""
+
+
+@dataclass
+class Participant:
+    """One simulated participant: what they were told was stored, and their timings."""
+
+    n: int
+    platform_id: str
+    rng: random.Random
+    times: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds)
+    acked: Counter = field(default_factory=Counter)  # (page, kind) answered with a 303
+    step: str = "consent"  # where the server's last redirect sent them
+    answers: dict = field(default_factory=dict)  # what they sent, as the records should hold
+    finished: bool = False
+    error: str | None = None
+
+
+async def request(client: httpx.AsyncClient, who: Participant, method: str, url: str, label: str,
+                  want: int, data: dict | None = None) -> httpx.Response:
+    t0 = time.perf_counter()
+    r = await (client.get(url) if method == "GET" else client.post(url, data=data))
+    who.times.append((label, time.perf_counter() - t0))
+    if r.status_code != want:
+        raise Unexpected(f"{method} {label}: {r.status_code}, wanted {want}: {r.text[:200]!r}")
+    return r
+
+
+def forms(html: str) -> list[dict[str, str]]:
+    """Every form's hidden fields (a browser's view of what each button would send)."""
+    return [dict(HIDDEN.findall(body)) for _, body in FORM.findall(html)]
+
+
+def phase2_form(html: str, op: str, index: int | None = None) -> dict[str, str]:
+    for f in forms(html):
+        if f.get("op") == op and (index is None or f.get("index") == str(index)):
+            return f
+    raise Unexpected(f"phase2: no {op} form{'' if index is None else f' for step {index}'}")
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+async def participant(client: httpx.AsyncClient, who: Participant, go: asyncio.Event,
+                      think: float) -> None:
+    await go.wait()
+    rng = who.rng
+
+    async def pause() -> None:
+        if think > 0:
+            await asyncio.sleep(rng.expovariate(1 / think))
+
+    async def post(page: str, kind: str, data: dict, label: str) -> str:
+        """POST one form; its 303 is an acknowledged step. Returns where it sends."""
+        r = await request(client, who, "POST", f"/s/{tok}/{page}", label, 303, data)
+        who.acked[(page, kind)] += 1
+        who.step = r.headers["location"].rsplit("/", 1)[1]
+        return r.headers["location"]
+
+    try:
+        r = await request(client, who, "GET", entry("", who.platform_id), "enter GET", 303)
+        location = r.headers["location"]
+        tok = location.split("/")[2]
+        for _ in range(100):  # a path is ~20 pages; more means the server loops us
+            page = location.rsplit("/", 1)[1]
+            html = (await request(client, who, "GET", location, f"{page} GET", 200)).text
+            await pause()
+            if page == "done":
+                if "TESTCODE" not in html:
+                    raise Unexpected("done: no completion code on the page")
+                who.finished = True
+                return
+            key = form_key(html)
+            if page == "consent":
+                location = await post(page, "submit", {"key": key, "agree": "yes"}, "consent POST")
+            elif page in ("instructions", "example"):
+                location = await post(page, "submit", {"key": key}, f"{page} POST")
+            elif page == "phase1":
+                lines = [f"{i + 1}. {words(rng, rng.randint(6, 16))}" for i in range(rng.randint(4, 9))]
+                text = "\r\n".join(lines)  # a browser posts a textarea's line breaks as CRLF
+                for cut in (len(lines) // 3, 2 * len(lines) // 3):  # the script's drafts
+                    r = await request(client, who, "POST", f"/s/{tok}/phase1/draft", "phase1 draft POST",
+                                      200, {"text": "\r\n".join(lines[:cut + 1])})
+                    if r.json() != {"saved": True}:
+                        raise Unexpected(f"phase1 draft: {r.text[:200]}")
+                location = await post(page, "submit", {"key": key, "text": text}, "phase1 POST")
+                who.answers["phase1"] = {"text": text.replace("\r\n", "\n")}
+            elif page == "phase2":
+                location = await phase2(client, who, tok, html, post, pause)
+            elif page == "suggestion":
+                said = rng.choice(("yes", "no"))
+                location = await post(page, "submit", {"key": key, "correct": said}, "suggestion POST")
+                who.answers["suggestion"] = {"correct": said == "yes"}
+            elif page == "tlx":
+                marks: dict[str, list[str]] = defaultdict(list)
+                for name, v in SCALE.findall(html):
+                    marks[name].append(v)
+                ratings = {k: rng.choice(vs) for k, vs in marks.items()}
+                pairs: dict[str, list[str]] = defaultdict(list)
+                for name, v in RADIO.findall(html):
+                    pairs[name].append(v)
+                picks = {k: rng.choice(vs) for k, vs in pairs.items()}
+                location = await post(page, "submit", {"key": key, **ratings, **picks}, "tlx POST")
+                who.answers["tlx"] = {k: int(v) for k, v in ratings.items()}
+            else:
+                raise Unexpected(f"a page the path does not have: {page}")
+        raise Unexpected("100 pages without reaching the end")
+    except (Unexpected, httpx.HTTPError) as e:
+        who.error = f"{type(e).__name__}: {e}"
+
+
+async def phase2(client: httpx.AsyncClient, who: Participant, tok: str, html: str, post, pause) -> str:
+    """Build the plan by hand: 4-8 adds, one undo, one move, submit (every post's
+    redirect GET timed as phase2 GET). Returns where the submit sends."""
+    rng = who.rng
+    actions = OPTION.findall(html)
+    if not actions:
+        raise Unexpected("phase2: no actions to pick")
+    adds = rng.randint(4, 8)
+    undo_after = rng.randint(1, adds)
+    move_after = rng.randint(2, adds)
+    plan: list[str] = []
+    moved = False
+
+    async def send(op: str, fields: dict, index: int | None = None) -> str:
+        nonlocal html
+        location = await post("phase2", op, {**phase2_form(html, op, index), **fields}, f"phase2 POST {op}")
+        if location.rsplit("/", 1)[1] != "phase2":
+            return location
+        if op == "submit":  # a feedback arm's verdict, not the submission: stored as feedback
+            who.acked[("phase2", "submit")] -= 1
+            who.acked[("phase2", "feedback")] += 1
+        html = (await request(client, who, "GET", location, "phase2 GET", 200)).text
+        await pause()
+        return location
+
+    async def move() -> None:
+        nonlocal moved
+        op = rng.choice(("up", "down"))
+        i = rng.randint(1, len(plan) - 1) if op == "up" else rng.randint(0, len(plan) - 2)
+        j = i - 1 if op == "up" else i + 1
+        await send(op, {"do": f"{op}-{i}"}, i)
+        plan[i], plan[j] = plan[j], plan[i]
+        moved = True
+
+    for k in range(1, adds + 1):
+        action = rng.choice(actions)
+        await send("add", {"action": action})
+        plan.append(action)
+        if k == undo_after:
+            await send("undo", {})
+            plan.pop()
+        if not moved and k >= move_after and len(plan) >= 2:
+            await move()
+    if not moved:
+        await move()
+    location = await send("submit", {})
+    if location.rsplit("/", 1)[1] == "phase2":  # a feedback arm showed a verdict: submit as it is
+        location = await send("submit", {"confirm": "yes"})
+    who.answers["phase2"] = {"plan": plan, "submitted": True}
+    return location
+
+
+def cpu_ticks(pid: int | str = "self") -> float:
+    """A process's user + system CPU seconds (/proc)."""
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine (/proc/stat)."""
+    v = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
+def pct(xs: list[float], q: float) -> float:
+    """Nearest-rank percentile of xs (seconds) in ms."""
+    s = sorted(xs)
+    return 1000 * s[max(0, math.ceil(q * len(s)) - 1)]
+
+
+async def crowd(url: str, n: int, think: float, seed: int) -> tuple[list[Participant], float]:
+    people = [Participant(i, f"load{seed}x{i:04d}", random.Random(seed * 100003 + i)) for i in range(n)]
+    go = asyncio.Event()
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)  # one browser tab
+    clients = [httpx.AsyncClient(base_url=url, timeout=120, limits=limits, follow_redirects=False)
+               for _ in people]  # made before the clock: each builds its own TLS context
+    tasks = [asyncio.create_task(participant(c, p, go, think)) for c, p in zip(clients, people, strict=True)]
+    await asyncio.sleep(0)
+    t0 = time.perf_counter()
+    go.set()
+    await asyncio.gather(*tasks)
+    wall = time.perf_counter() - t0
+    await asyncio.gather(*(c.aclose() for c in clients))
+    return people, wall
+
+
+def lost(people: list[Participant], records: dict[str, dict], pseudonym) -> dict[str, int]:
+    """Acknowledged posts missing from the records, stored steps and answers that differ
+    from what the participant was told, participants not finished (client or records),
+    and stored posts no one was told of (a response lost on the way: not a loss)."""
+    out = Counter()
+    for p in people:
+        rec = records.get(pseudonym(p.platform_id))
+        if rec is None:
+            out["posts"] += sum(p.acked.values())
+            out["steps"] += 1
+            out["unfinished"] += 1
+            continue
+        stored = Counter((e["page"], e["kind"]) for e in rec["events"] if e["kind"] in POST_KINDS)
+        out["posts"] += sum((p.acked - stored).values())
+        out["unacknowledged"] += sum((stored - p.acked).values())
+        out["steps"] += rec["step"] != p.step
+        for page, want in p.answers.items():
+            got = rec["answers"].get(page)
+            if page == "tlx":
+                got = got and got.get("ratings")
+            out["answers"] += got != want
+        out["unfinished"] += not (p.finished and rec["finished_at"])
+    return out
+
+
+def run(db: str, n: int, think: float, seed: int) -> dict:
+    """One server, one crowd; prints the figures and returns the goal's verdicts."""
+    token = secrets.token_hex(16)
+    with tempfile.TemporaryDirectory(prefix="study-load-") as tmp:
+        config = study_config(Path(tmp))
+        url = None
+        if db == "postgresql":
+            out = subprocess.run([str(POSTGRES), "createdb", "study_load"], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(f"no PostgreSQL database ({POSTGRES} up first?): {out.stderr.strip()}")
+            url = out.stdout.strip().splitlines()[-1]
+        t = time.perf_counter()
+        server = Server(config, db=url, env={ADMIN_ENV: token})
+        try:
+            print(f"\n== {db}: server pid {server.proc.pid} up in {time.perf_counter() - t:.1f} s, "
+                  f"{n} participants, think time {think:g} s, load average before "
+                  f"{os.getloadavg()[0]:.1f}")
+            cpu_server, cpu_client, machine = cpu_ticks(server.proc.pid), cpu_ticks(), machine_ticks()
+            people, wall = asyncio.run(crowd(server.url, n, think, seed))
+            cpu_server = cpu_ticks(server.proc.pid) - cpu_server
+            cpu_client = cpu_ticks() - cpu_client
+            busy, total = (a - b for a, b in zip(machine_ticks(), machine, strict=True))
+            t = time.perf_counter()
+            r = httpx.get(f"{server.url}/admin/records.jsonl", params={"token": token}, timeout=300)
+            r.raise_for_status()
+            fetched = time.perf_counter() - t
+        finally:
+            server.stop()
+        study = load_study(str(config))
+        store = Store(study.database_url(url))
+        secret = store.open_study(study.name)
+        pg = None
+        if not store.sqlite:  # the server's connections and transactions (fresh database)
+            time.sleep(1)  # PostgreSQL publishes a closed session's counts within a second
+            with store.engine.connect() as conn:
+                pg = conn.exec_driver_sql(
+                    "select sessions, xact_commit + xact_rollback from pg_stat_database "
+                    "where datname = current_database()").one()
+        store.close()
+    rows = [json.loads(line) for line in r.text.splitlines() if line.strip()]
+    records = {row["participant"]: row for row in rows}
+
+    by: dict[str, list[float]] = defaultdict(list)
+    for p in people:
+        for label, s in p.times:
+            by[label].append(s)
+    every = [s for p in people for _, s in p.times]
+    print(f"requests {len(every)} in {wall:.1f} s wall: {len(every) / wall:.0f} requests/s "
+          f"({sum(sum(p.acked.values()) for p in people)} acknowledged posts)")
+    print(f"CPU over the run: client {cpu_client:.1f} s, server process {cpu_server:.1f} s, machine "
+          f"{100 * busy / total:.0f}% busy of {os.cpu_count()} cores (database processes included)")
+    if pg is not None:
+        print(f"PostgreSQL: {pg[0]} sessions opened, {pg[1]} transactions "
+              f"({pg[1] / len(every):.1f} per request, pings and reads included)")
+    print(f"{'page':24} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    order = {name: i for i, name in enumerate(PATH)}
+    for label in sorted(by, key=lambda x: (order.get(x.split()[0], 99), x)):
+        xs = by[label]
+        print(f"{label:24} {len(xs):6d} {pct(xs, .5):8.1f} {pct(xs, .99):8.1f} {1000 * max(xs):8.1f}")
+    p99 = pct(every, .99)
+    print(f"{'all':24} {len(every):6d} {pct(every, .5):8.1f} {p99:8.1f} {1000 * max(every):8.1f}")
+
+    arms = Counter(row["arm"] for row in rows)
+    cells = Counter((row["arm"], row["instance"]) for row in rows)
+    print("arms: " + ", ".join(f"{a} {k}" for a, k in sorted(arms.items())) + "; per instance: "
+          + ", ".join(f"{a}/{i.split('/')[-1]} {k}" for (a, i), k in sorted(cells.items())))
+    gone = lost(people, records, lambda pid: keyed_hash(secret, pid))
+    errors = [p.error for p in people if p.error]
+    print(f"records: {len(rows)} participants, {sum(len(x['events']) for x in rows)} events, fetched in "
+          f"{fetched:.2f} s; lost: {gone['posts']} acknowledged posts, {gone['steps']} final steps, "
+          f"{gone['answers']} answers; {gone['unfinished']} participants not finished "
+          f"({gone['unacknowledged']} stored posts never acknowledged)")
+    if errors:
+        print(f"participants stopped by an unexpected response: {len(errors)}, e.g. {errors[0]}")
+    steps = gone["posts"] + gone["steps"] + gone["answers"] + gone["unfinished"]
+    spread = max(arms.values()) - min(arms.values()) if len(arms) > 1 else len(rows)
+    verdict = {"p99": p99 < GOAL_P99_MS, "arms": spread <= 1, "lost": steps == 0}
+    over = [label for label in by if pct(by[label], .99) >= GOAL_P99_MS]
+    print(f"goal: p99 < 200 ms, arms within one, 0 lost steps -> {db}: "
+          f"p99 {p99:.0f} ms {'met' if verdict['p99'] else 'MISSED'}"
+          f"{f' ({len(over)} of {len(by)} pages over)' if over else ''}; "
+          f"arms {'/'.join(str(arms[a]) for a in sorted(arms))} {'met' if verdict['arms'] else 'MISSED'}; "
+          f"{steps} lost {'met' if verdict['lost'] else 'MISSED'}")
+    return verdict
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", choices=("sqlite", "postgresql", "both"), default="both")
+    ap.add_argument("--participants", type=int, default=200)
+    ap.add_argument("--think", type=float, default=0.0,
+                    help="mean pause (s, exponential) after each page is shown; 0: none, the worst case")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    print(f"machine: os.cpu_count() = {os.cpu_count()}, shared: the simulated participants (one "
+          "asyncio process) and the server (one process, its database's too) compete for these cores")
+    dbs = ("sqlite", "postgresql") if args.db == "both" else (args.db,)
+    verdicts = {db: run(db, args.participants, args.think, args.seed) for db in dbs}
+    print()
+    for db, v in verdicts.items():
+        print(f"goal: p99 < 200 ms, arms within one, 0 lost steps -> {db}: "
+              + ", ".join(f"{k} {'met' if ok else 'MISSED'}" for k, ok in v.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
