@@ -21,6 +21,7 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from planaudit.study.materials import Material, Materials
@@ -89,6 +90,10 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     templates = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
     secret = store.open_study(study.name)
 
+    # the action list of each task, rendered once: it is most of a phase-2 page
+    options = {k: Markup("".join(f'<option value="{escape(a)}">{escape(a)}</option>'
+                                 for a in m.actions)) for k, m in materials.instances.items()}
+
     def token(pid: str) -> str:
         sig = hmac.new(secret.encode(), f"session:{pid}".encode(), "sha256").hexdigest()[:24]
         return f"{pid}.{sig}"
@@ -141,14 +146,25 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     @app.get("/s/{tok}/{name}", response_class=HTMLResponse)
     async def _show(request: Request, tok: str, name: str):
-        p = await run_in_threadpool(who, request, tok)
-        if p is None:
+        shown = await run_in_threadpool(show, tok, name)  # one hand-off to a worker thread
+        if shown is None:
             return _foreign(request)
+        if isinstance(shown, str):
+            return RedirectResponse(f"/s/{tok}/{shown}", status_code=303)
+        return page(request, name, tok=tok, key=secrets.token_hex(16), **shown)
+
+    def show(tok: str, name: str) -> dict | str | None:
+        """A page's context; its participant's step when it is another page; None for a
+        token not of this study."""
+        pid, _, sig = tok.partition(".")
+        if not sig or not hmac.compare_digest(token(pid), tok):
+            return None
+        p, got = store.view(pid, name)
+        if p is None or p.study != study.name:
+            return None
         if name != p.step:
-            return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)
-        await run_in_threadpool(store.viewed, p.id, name)
-        ctx = await run_in_threadpool(context, p, name)
-        return page(request, name, tok=tok, key=secrets.token_hex(16), **ctx)
+            return p.step
+        return context(p, name, got)
 
     @app.post("/s/{tok}/{name}", response_class=HTMLResponse)
     async def _post(request: Request, tok: str, name: str):
@@ -202,7 +218,11 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     # -- pages -------------------------------------------------------------------------
 
-    def context(p: Participant, name: str) -> dict:
+    def context(p: Participant, name: str, got: dict[str, dict] | None = None) -> dict:
+        """What page `name` shows `p`; `got`: their answers, read already."""
+        if got is None:
+            got = {a: v for a in ("phase1", "phase1:draft", "phase2")
+                   if (v := store.answer(p.id, a)) is not None}
         m = materials.instances[p.instance]
         arm = study.arm(p.arm)
         sug = materials.suggestions.get(p.arm, {}).get(p.instance)
@@ -216,17 +236,18 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             ctx["example"] = materials.example
             ctx["solution"] = materials.example_solution
         elif name == "phase1":
-            ctx["text"] = ((store.answer(p.id, "phase1:draft") or {}).get("text")
-                           or (store.answer(p.id, "phase1") or {}).get("text") or "")
+            ctx["text"] = ((got.get("phase1:draft") or {}).get("text")
+                           or (got.get("phase1") or {}).get("text") or "")
         elif name == "phase2":
-            plan = (store.answer(p.id, "phase2") or {}).get("plan", [])
+            plan = (got.get("phase2") or {}).get("plan", [])
             ctx["plan"] = plan
-            ctx["phase1"] = (store.answer(p.id, "phase1") or {}).get("text", "")
+            ctx["phase1"] = (got.get("phase1") or {}).get("text", "")
+            ctx["options"] = options[p.instance]
             if arm.feedback == "step" and plan:
                 ctx["check"] = m.check(plan)
             if arm.show_state:
                 ctx["state"] = m.state_after(plan)
-            verdict = (store.answer(p.id, "phase2") or {}).get("verdict")
+            verdict = (got.get("phase2") or {}).get("verdict")
             if verdict is not None:
                 ctx["verdict"] = verdict
         elif name == "tlx":

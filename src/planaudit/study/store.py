@@ -16,9 +16,10 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -138,8 +139,10 @@ def _participant(row) -> Participant:
 def _sqlite_engine(url: str, immediate: bool) -> Engine:
     path = url.split("///", 1)[1]
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    # as many pooled connections as the server's worker threads (anyio's 40): one past the
+    # pool is closed when returned, and each new one runs the pragmas again
     engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
-                           pool_size=8, max_overflow=32)
+                           pool_size=40, max_overflow=10)
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi, _record) -> None:
@@ -167,11 +170,15 @@ class Store:
     def __init__(self, url: str):
         self.url = url
         self.sqlite = url.startswith("sqlite")
+        # SQLite: this process is the database's one writer (`serve` refuses more workers);
+        # its writers queue on a lock here rather than on SQLite's busy timeout, which sleeps
+        # and polls while the lock may already be free
+        self.writing = threading.Lock() if url.startswith("sqlite") else nullcontext()
         if self.sqlite:
             self.engine = _sqlite_engine(url, immediate=True)
             self.reader = _sqlite_engine(url, immediate=False)
         else:
-            self.engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True)
+            self.engine = create_engine(url, pool_size=40, max_overflow=10, pool_pre_ping=True)
             self.reader = self.engine
 
     def migrate(self) -> None:
@@ -196,7 +203,7 @@ class Store:
     @contextmanager
     def write(self, study: str | None = None) -> Iterator[Connection]:
         """One transaction; with `study`, holding that study's lock until it commits."""
-        with self.engine.begin() as conn:
+        with self.writing, self.engine.begin() as conn:
             if study is not None and not self.sqlite:
                 conn.execute(select(func.pg_advisory_xact_lock(zlib.crc32(study.encode()))))
             yield conn
@@ -345,15 +352,25 @@ class Store:
                 answers.c.participant_id == pid, answers.c.page == page)).first()
         return None if row is None else json.loads(row.data)
 
-    def viewed(self, pid: str, page: str) -> None:
-        """Stamp the first view of a page (the server's clock, never the browser's)."""
+    def view(self, pid: str, page: str) -> tuple[Participant | None, dict[str, dict]]:
+        """What showing a page reads, on one connection: the participant and all their
+        answers; the page's first view is stamped when it is their step (a write only
+        then: a page shown again writes nothing)."""
         with self.read() as conn:
-            if conn.execute(select(events.c.id).where(
-                    events.c.participant_id == pid, events.c.page == page,
-                    events.c.kind == "view")).first() is not None:
-                return
-        with self.write() as conn:
-            conn.execute(insert(events).values(participant_id=pid, page=page, kind="view", at=now()))
+            row = conn.execute(select(participants).where(participants.c.id == pid)).first()
+            if row is None:
+                return None, {}
+            p = _participant(row)
+            got = {a.page: json.loads(a.data) for a in conn.execute(
+                select(answers.c.page, answers.c.data).where(answers.c.participant_id == pid))}
+            seen = p.step != page or conn.execute(select(events.c.id).where(
+                events.c.participant_id == pid, events.c.page == page,
+                events.c.kind == "view").limit(1)).first() is not None
+        if not seen:
+            with self.write() as conn:
+                conn.execute(insert(events).values(participant_id=pid, page=page, kind="view",
+                                                   at=now()))
+        return p, got
 
     def cells(self, study: str) -> set[tuple[str, str]]:
         """The (arm, instance) pairs people are enrolled in."""
