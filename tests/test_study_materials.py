@@ -168,3 +168,55 @@ def test_the_pilot_config_is_valid_and_names_a_wrong_suggestion():
     assert study.arm("suggested").suggestion.model == "flawed"
     assert "reference model" in study.arm("suggested").suggestion.label
     assert data["instances"] == ["blocksworld/p02", "blocksworld/p03", "blocksworld/p06"]
+
+
+def test_a_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
+    """Alembic's migrations carry a study's records forward: a database made by 0001 (as a
+    server of an earlier planaudit left it, with people in it) reaches the newest schema
+    with every record kept."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    store = Store(f"sqlite:///{tmp_path}/old.sqlite")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).resolve().parents[1]
+                                               / "src" / "planaudit" / "study" / "migrations"))
+    with store.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    with store.engine.begin() as conn:
+        conn.execute(text("insert into studies (name, secret, opened_at) values "
+                          "('old', 's3cret', '2026-01-01 00:00:00')"))
+    store.open_study("old")
+    p, new = store.enrol("old", "pseudo1", {"participant": "P1"}, ["a", "b"], ["t1"], False, "consent")
+    assert new
+    store.migrate()
+    with store.read() as conn:
+        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0002"
+        assert conn.execute(text("select secret, design from studies")).one() == ("s3cret", None)
+    assert store.find(p.id) == p
+    assert store.keep_design("old", {"arms.a": 1}) == []  # the first design of an old study
+
+
+def test_a_changed_design_is_refused_once_people_have_enrolled(tmp_path, prepared):
+    from planaudit.commandline import InputError
+    from planaudit.study.commands import opened
+
+    src, _ = prepared
+    shutil.copytree(src / "study" / "suite", tmp_path / "study" / "suite")
+    cfg = study_config(tmp_path)
+    _, _, store = opened(str(cfg), None)  # no one yet: the design may change freely
+    cfg = study_config(tmp_path, arms=[{"name": "unassisted", "feedback": "step"},
+                                       {"name": "suggested", "suggestion": {"plans": {
+                                           "blocksworld/p02": RIGHT_P02, "blocksworld/p03": WRONG_P03}}}])
+    study, _, store = opened(str(cfg), None)
+    store.enrol(study.name, "someone", {"participant": "X1"}, ["unassisted", "suggested"],
+                list(study.instances), False, "consent")
+    assert opened(str(cfg), None)[0].name == "teststudy"  # the same design opens again
+    changed = study_config(tmp_path, arms=[{"name": "unassisted", "feedback": "none"},
+                                           {"name": "suggested", "suggestion": {"plans": {
+                                               "blocksworld/p02": RIGHT_P02,
+                                               "blocksworld/p03": RIGHT_P02}}}])
+    with pytest.raises(InputError, match=r"another design: arms.suggested, arms.unassisted changed"):
+        opened(str(changed), None)

@@ -49,7 +49,7 @@ def _study(path: str):
 def opened(config: str, db: str | None):
     """The study, its materials and its migrated store: everything a server needs."""
     from planaudit.config import ConfigError
-    from planaudit.study.materials import resolve
+    from planaudit.study.materials import design, resolve
     from planaudit.study.store import Store
 
     study = _study(config)
@@ -62,6 +62,11 @@ def opened(config: str, db: str | None):
         store.migrate()
     except Exception as e:  # the database cannot be reached or migrated: say which
         raise InputError(f"{_safe(store.url)}: {type(e).__name__}: {e}") from None
+    changed = store.keep_design(study.name, design(study, materials))
+    if changed:
+        raise InputError(f"{config}: people have enrolled in study '{study.name}' (in "
+                         f"{_safe(store.url)}) under another design: {', '.join(changed)} "
+                         "changed. Put it back, or give the changed study another name")
     arms = {a.name for a in study.arms}
     for arm, instance in sorted(store.cells(study.name)):
         if arm not in arms or instance not in materials.instances:

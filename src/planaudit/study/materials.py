@@ -288,3 +288,19 @@ def resolve(study: Study) -> Materials:
             suggestions[arm.name] = {k: _suggestion(study, i, m) for k, m in instances.items()}
     atomic.write_text(study.results / "suggestions.json", json.dumps(suggestions, indent=1) + "\n")
     return Materials(instances, example, solution, suggestions)
+
+
+def design(study: Study, materials: Materials) -> dict:
+    """What people are assigned to and shown, by field: a study keeps it, and refuses to
+    go on with another once people have enrolled."""
+    out = {"instances": list(study.instances), "example": study.example,
+           "example_solution": materials.example_solution, "assignment": study.assignment,
+           "consent_hash": study.consent_hash, "tlx_pairwise": study.tlx_pairwise,
+           "text_chars": study.text_chars, "plan_steps": study.plan_steps}
+    for arm in study.arms:
+        sug = materials.suggestions.get(arm.name)
+        out[f"arms.{arm.name}"] = {
+            "feedback": arm.feedback, "show_state": arm.show_state,
+            "suggestion": None if sug is None else {
+                "label": arm.suggestion.label, "plans": {k: v["plan"] for k, v in sug.items()}}}
+    return out

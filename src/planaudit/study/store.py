@@ -51,6 +51,7 @@ studies = Table(
     Column("name", String(64), primary_key=True),
     Column("secret", String(64), nullable=False),  # keys the pseudonyms and session tokens
     Column("opened_at", DateTime(timezone=True), nullable=False),
+    Column("design", Text),  # JSON: what people are assigned to and shown (migration 0002)
 )
 
 participants = Table(
@@ -224,6 +225,25 @@ class Store:
             secret = secrets.token_hex(32)
             conn.execute(insert(studies).values(name=name, secret=secret, opened_at=now()))
             return secret
+
+    def keep_design(self, name: str, design: dict) -> list[str]:
+        """Record the study's design; once people have enrolled, the fields of a design
+        that differs from the recorded one are returned (and nothing is changed): a study
+        whose conditions changed midway mixes two studies."""
+        self.open_study(name)
+        with self.write(name) as conn:
+            old = conn.execute(select(studies.c.design).where(studies.c.name == name)).scalar()
+            enrolled = conn.execute(select(func.count()).select_from(participants)
+                                    .where(participants.c.study == name)).scalar()
+            if old is not None and enrolled:
+                before = json.loads(old)
+                changed = sorted(k for k in before.keys() | design.keys()
+                                 if before.get(k) != design.get(k))
+                if changed:
+                    return changed
+            conn.execute(update(studies).where(studies.c.name == name)
+                         .values(design=json.dumps(design, sort_keys=True)))
+            return []
 
     # -- participants -------------------------------------------------------------------
 
