@@ -165,25 +165,25 @@ def _recorded_plan(cfg: Config, iid: int) -> list[Step] | None:
     return steps
 
 
-def _statement(cfg: Config, init: list[Atom], goal_text: str) -> str:
+def statement_text(cfg: Config, init: list[Atom], goal_text: str) -> str:
     return (f"[STATEMENT]\nAs initial conditions I have that, {facts_text(cfg, init)}.\n"
             f"My goal is to have that {goal_text}.")
 
 
-def _goal(cfg: Config, goal: list[Atom], ordered: bool = False) -> str:
+def goal_text_of(cfg: Config, goal: list[Atom], ordered: bool = False) -> str:
     return facts_text(cfg, goal, ordered=ordered)
 
 
 def _block_t1(cfg: Config, inst: _Instance, plan: list[Step] | None, goal_text: str | None = None) -> str:
-    goal_text = goal_text or _goal(cfg, inst.goal)
-    head = _statement(cfg, inst.init, goal_text) + "\n\nMy plan is as follows:\n\n[PLAN]"
+    goal_text = goal_text or goal_text_of(cfg, inst.goal)
+    head = statement_text(cfg, inst.init, goal_text) + "\n\nMy plan is as follows:\n\n[PLAN]"
     if plan is None:
         return head
     return head + "\n" + plan_text(cfg, plan) + "[PLAN END]\n\n"
 
 
 def _block_t2(cfg: Config, inst: _Instance, plan: list[Step] | None) -> str:
-    head = (_statement(cfg, inst.init, _goal(cfg, inst.goal))
+    head = (statement_text(cfg, inst.init, goal_text_of(cfg, inst.goal))
             + " I want to minimize the time taken to achieve my goal.\nMy plan is as follows:\n\n[PLAN]")
     if plan is None:
         return head + " "
@@ -254,7 +254,7 @@ def verification_text(cfg: Config, truth: dict) -> str:
 
 def _t3_block(cfg: Config, inst: _Instance, plan: list[Step], verdict: str | None) -> str:
     head = (f"[STATEMENT]\nAs initial conditions I have that, {facts_text(cfg, inst.init)}.\n"
-            f"My goal is to have that {_goal(cfg, inst.goal)}. \nMy plan is as follows:\n\n[PLAN]\n"
+            f"My goal is to have that {goal_text_of(cfg, inst.goal)}. \nMy plan is as follows:\n\n[PLAN]\n"
             + plan_text(cfg, plan) + "[PLAN END]\n\n[VERIFICATION]")
     return head if verdict is None else head + "\n" + verdict + ("\n\n" if verdict.endswith("valid.")
                                                                 else "\n")
@@ -275,7 +275,7 @@ def _t6_block(cfg: Config, inst: _Instance, rng: random.Random, answer: bool) ->
     new = sorted(w.atoms(bits), key=sort_key)
     replan = w.optimal_plan(new, inst.goal) or []
     text = (f"[STATEMENT]\nAs initial conditions I have that, {facts_text(cfg, inst.init)}.\n"
-            f"My goal is to have that {_goal(cfg, inst.goal)}.\nMy plan is as follows:\n\n[PLAN]\n"
+            f"My goal is to have that {goal_text_of(cfg, inst.goal)}.\nMy plan is as follows:\n\n[PLAN]\n"
             + plan_text(cfg, plan) + "[PLAN END]\n\nDuring execution, an unexpected event has occurred.\n"
             f'After executing the action "{cfg.action_text(*plan[step - 1])}" at step {step} in the plan, '
             f"the following facts unexpectedly became true: {facts_text(cfg, true)}\n"
@@ -309,10 +309,11 @@ def _one(cfg: Config, world: World, test: str, iid: int, rng: random.Random, sho
             parts.append(block(cfg, ex, ex.plan))
             parts.append(block(cfg, inst, None))
         elif test == "t2":
-            parts.append(_statement(cfg, inst.init, _goal(cfg, inst.goal))
+            parts.append(statement_text(cfg, inst.init, goal_text_of(cfg, inst.goal))
                          + " I want to minimize the time taken to achieve my goal.\n\n" + ZERO_SHOT_ASK)
         else:
-            parts.append(_statement(cfg, inst.init, _goal(cfg, inst.goal)) + "\n\n" + ZERO_SHOT_ASK)
+            parts.append(statement_text(cfg, inst.init, goal_text_of(cfg, inst.goal))
+                         + "\n\n" + ZERO_SHOT_ASK)
         truth = _plan_truth(inst)
     elif test == "t3":
         plan = _faulty(inst, rng, rng.choice(["valid", "goal", "precondition"]))
@@ -334,9 +335,10 @@ def _one(cfg: Config, world: World, test: str, iid: int, rng: random.Random, sho
         k = rng.randrange(1, len(inst.plan) + 1)
         state = inst.state_after(inst.plan[:k])
         if shots:
-            parts.append(_statement(cfg, inst.init, _goal(cfg, inst.goal)) + "\nMy plan is as follows:\n\n"
-                         "[PLAN]\n" + plan_text(cfg, inst.plan) + "[PLAN END]\n \n")
-        parts.append(_statement(cfg, inst.init, facts_text(cfg, state))
+            parts.append(statement_text(cfg, inst.init, goal_text_of(cfg, inst.goal))
+                         + "\nMy plan is as follows:\n\n[PLAN]\n" + plan_text(cfg, inst.plan)
+                         + "[PLAN END]\n \n")
+        parts.append(statement_text(cfg, inst.init, facts_text(cfg, state))
                      + "\nMy plan is as follows:\n\n[PLAN]")
         truth = _plan_truth(inst, goal=state)
         truth["stated_goal"] = truth["goal"]
@@ -362,9 +364,9 @@ def _one(cfg: Config, world: World, test: str, iid: int, rng: random.Random, sho
         shuffled = list(inst.goal)
         rng.shuffle(shuffled)
         example_goal, query_goal = {
-            "t8_1": (_goal(cfg, inst.goal), _goal(cfg, shuffled, ordered=True)),
-            "t8_2": (facts_text(cfg, full), _goal(cfg, inst.goal)),
-            "t8_3": (_goal(cfg, inst.goal), facts_text(cfg, full)),
+            "t8_1": (goal_text_of(cfg, inst.goal), goal_text_of(cfg, shuffled, ordered=True)),
+            "t8_2": (facts_text(cfg, full), goal_text_of(cfg, inst.goal)),
+            "t8_3": (goal_text_of(cfg, inst.goal), facts_text(cfg, full)),
         }[test]
         if shots:
             parts.append(_block_t1(cfg, inst, inst.plan, example_goal))

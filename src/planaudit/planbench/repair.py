@@ -22,14 +22,14 @@ from planaudit.formal import validate
 from planaudit.formal.repair import levenshtein, repair
 from planaudit.planbench.dialects import READERS, Unreadable
 from planaudit.planbench.material import MaterialError
-from planaudit.planbench.replay import Context, ResultsError, _text, dialects_for, load_results
+from planaudit.planbench.replay import Context, ResultsError, dialects_for, load_results, recorded_text
 
 TESTS = ("t1", "t2")
 
 
 def _one(ctx: Context, inst: dict, dialect: str, seed: int, timeout: float) -> dict | None:
     iid = inst.get("instance_id")
-    text = _text(inst, dialect, ctx.res)
+    text = recorded_text(inst, dialect, ctx.res)
     if text is None or not text.strip():
         return None
     try:

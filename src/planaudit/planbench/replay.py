@@ -196,7 +196,7 @@ class Context:
         return st
 
 
-def _text(inst: dict, dialect: str, res: Results) -> str | None:
+def recorded_text(inst: dict, dialect: str, res: Results) -> str | None:
     """The text the dialect reads; None when its field is missing or null."""
     field_name = "raw_translation" if dialect in TRANSLATED else "llm_raw_response"
     if field_name not in inst and dialect in TRANSLATED:
@@ -264,7 +264,7 @@ def score_instance(ctx: Context, inst: dict, dialect: str) -> Outcome:
         missing = "instance_id" if not isinstance(inst, dict) or "instance_id" not in inst else "query"
         return Outcome(iid, False, "unreadable", f"{res.path}: an instance has no field '{missing}'")
     try:
-        text = _text(inst, dialect, res)
+        text = recorded_text(inst, dialect, res)
     except ResultsError as e:
         return Outcome(iid, False, "unreadable", str(e))
     raw = inst.get("llm_raw_response")

@@ -16,10 +16,10 @@ from planaudit.formal import PDDLError
 from planaudit.formal.plan import format_step
 from planaudit.formal.truth import Limits, solve
 from planaudit.planbench.dialects import READERS, Unreadable
-from planaudit.planbench.generate import _goal, _statement
+from planaudit.planbench.generate import goal_text_of, statement_text
 from planaudit.planbench.language import sort_key
 from planaudit.planbench.material import Config, MaterialError, load_config
-from planaudit.planbench.replay import Results, ResultsError, _text, default_dialect, load_results
+from planaudit.planbench.replay import Results, ResultsError, default_dialect, load_results, recorded_text
 from planaudit.planbench.world import goal_atoms
 
 DEFAULT_ROOT = Path("../shared/planbench/plan-bench")  # from the project root, as config/planbench.yaml
@@ -53,7 +53,7 @@ def _texts(cfg: Config, iid: int) -> tuple[str, str]:
     a world of every encoded object, which template-named configs such as logistics lack)."""
     task = cfg.task(iid)
     init = sorted(task.problem.init_atoms, key=sort_key)
-    statement = _statement(cfg, init, _goal(cfg, goal_atoms(task)))
+    statement = statement_text(cfg, init, goal_text_of(cfg, goal_atoms(task)))
     return cfg.intro("domain_intro").strip(), statement.removeprefix("[STATEMENT]").strip()
 
 
@@ -129,7 +129,7 @@ def planbench_suggestion(results_file: Path | str, instance: int | str,
     if inst is None:
         raise ValueError(f"{path}: no instance {iid}")
     try:
-        text = _text(inst, dialect, res)
+        text = recorded_text(inst, dialect, res)
         steps = READERS[dialect](cfg, text) if text else []
     except (ResultsError, Unreadable, MaterialError) as e:
         raise ValueError(f"{path}: instance {iid}: {e}") from None
