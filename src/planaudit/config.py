@@ -79,7 +79,8 @@ def _line(node: yaml.Node | None, where: Sequence, key: str | None = None) -> in
     return node.start_mark.line + 1
 
 
-def _field(where: Sequence) -> str:
+def field_name(where: Sequence) -> str:
+    """`arms[1].feedback`: a field's path as an error names it."""
     text = ""
     for step in where:
         text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
@@ -125,9 +126,9 @@ def validate(config: dict, layers: list[tuple[Path, yaml.Node | None]], schema: 
         key = extra[0] if extra else None
         known = ", ".join(sorted(e.schema.get("properties", {})))
         message = f"unknown key '{key}' (known: {known})"
-        where_text = _field([*where, key] if key else where)
+        where_text = field_name([*where, key] if key else where)
     else:
-        where_text = _field(where)
+        where_text = field_name(where)
     origin = ""
     for path, node in reversed(layers):
         line = _line(node, where, key)

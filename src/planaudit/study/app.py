@@ -94,6 +94,9 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     options = {k: Markup("".join(f'<option value="{escape(a)}">{escape(a)}</option>'
                                  for a in m.actions)) for k, m in materials.instances.items()}
 
+    # the consent text's paragraphs as prose, however the file wraps its lines
+    consent = [" ".join(para.split()) for para in study.consent.split("\n\n") if para.strip()]
+
     def token(pid: str) -> str:
         sig = hmac.new(secret.encode(), f"session:{pid}".encode(), "sha256").hexdigest()[:24]
         return f"{pid}.{sig}"
@@ -105,11 +108,14 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     def problem(request: Request, status: int, title: str, text: str) -> HTMLResponse:
         return page(request, "problem", status, title=title, text=text)
 
-    def who(request: Request, tok: str) -> Participant | None:
+    def signed(tok: str) -> str | None:
+        """The participant id a session token carries, if this study signed it."""
         pid, _, sig = tok.partition(".")
-        if not hmac.compare_digest(token(pid), tok) or not sig:
-            return None
-        p = store.find(pid)
+        return pid if sig and hmac.compare_digest(token(pid), tok) else None
+
+    def who(tok: str) -> Participant | None:
+        pid = signed(tok)
+        p = None if pid is None else store.find(pid)
         return p if p is not None and p.study == study.name else None
 
     too_large = templates.get_template("problem.html").render(
@@ -156,8 +162,8 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     def show(tok: str, name: str) -> dict | str | None:
         """A page's context; its participant's step when it is another page; None for a
         token not of this study."""
-        pid, _, sig = tok.partition(".")
-        if not sig or not hmac.compare_digest(token(pid), tok):
+        pid = signed(tok)
+        if pid is None:
             return None
         p, got = store.view(pid, name)
         if p is None or p.study != study.name:
@@ -168,7 +174,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     @app.post("/s/{tok}/{name}", response_class=HTMLResponse)
     async def _post(request: Request, tok: str, name: str):
-        p = await run_in_threadpool(who, request, tok)
+        p = await run_in_threadpool(who, tok)
         if p is None:
             return _foreign(request)
         form = await request.form()
@@ -196,7 +202,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     @app.post("/s/{tok}/{name}/draft")
     async def _draft(request: Request, tok: str, name: str):
-        p = await run_in_threadpool(who, request, tok)
+        p = await run_in_threadpool(who, tok)
         if p is None:
             return JSONResponse({"saved": False, "reason": "foreign session"}, status_code=403)
         form = await request.form()
@@ -221,8 +227,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     def context(p: Participant, name: str, got: dict[str, dict] | None = None) -> dict:
         """What page `name` shows `p`; `got`: their answers, read already."""
         if got is None:
-            got = {a: v for a in ("phase1", "phase1:draft", "phase2")
-                   if (v := store.answer(p.id, a)) is not None}
+            got = store.answers(p.id)
         m = materials.instances[p.instance]
         arm = study.arm(p.arm)
         sug = materials.suggestions.get(p.arm, {}).get(p.instance)
@@ -230,8 +235,8 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         ctx: dict = {"arm": arm, "material": m, "suggestion": sug}
         if name != order[-1]:  # the completion page is no step
             ctx.update(progress=order.index(name), steps=len(order) - 1)
-        if name == "consent":  # paragraphs as prose, however the file wraps its lines
-            ctx["consent"] = [" ".join(p.split()) for p in study.consent.split("\n\n") if p.strip()]
+        if name == "consent":
+            ctx["consent"] = consent
         elif name in ("instructions", "example"):
             ctx["example"] = materials.example
             ctx["solution"] = materials.example_solution

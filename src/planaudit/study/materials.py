@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from planaudit import atomic
-from planaudit.config import ConfigError
+from planaudit.config import ConfigError, field_name
 from planaudit.contract import extract, parse_action
 from planaudit.formal import PDDLError
 from planaudit.formal.ground import GroundingError, Task
@@ -167,7 +167,7 @@ def _prepare(study: Study, key: str, field_path: list) -> Material:
             folder = prepare_planbench(study.planbench_root, config, n,
                                        study.results / "planbench" / config / n)
         except (ValueError, PDDLError) as e:
-            raise ConfigError(f"{where(study, field_path)}{_field(field_path)}: {key}: {e}") from None
+            raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {key}: {e}") from None
         return _solvable(study, Material(key, folder), field_path)
     domain, _, task = key.partition("/")
     folder = study.results / "suite" / domain / task
@@ -176,21 +176,16 @@ def _prepare(study: Study, key: str, field_path: list) -> Material:
         try:
             folder = prepare_task(study.experiment, domain, task, study.results)
         except (CatalogError, BriefError, LabelError, KeyError) as e:
-            raise ConfigError(f"{where(study, field_path)}{_field(field_path)}: {key}: {e}") from None
+            raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {key}: {e}") from None
     return _solvable(study, Material(key, folder), field_path)
 
 
 def _solvable(study: Study, m: Material, field_path: list) -> Material:
     key = m.key
     if not m.solvable:
-        raise ConfigError(f"{where(study, field_path)}{_field(field_path)}: {key}: unsolvable; "
+        raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {key}: unsolvable; "
                           "people plan solvable tasks")
     return m
-
-
-def _field(field_path: list) -> str:
-    return "".join(f"[{x}]" if isinstance(x, int) else (f".{x}" if i else x)
-                   for i, x in enumerate(field_path))
 
 
 def _transcript_plan(path: Path) -> str | None:

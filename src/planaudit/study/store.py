@@ -174,7 +174,7 @@ class Store:
         # SQLite: this process is the database's one writer (`serve` refuses more workers);
         # its writers queue on a lock here rather than on SQLite's busy timeout, which sleeps
         # and polls while the lock may already be free
-        self.writing = threading.Lock() if url.startswith("sqlite") else nullcontext()
+        self.writing = threading.Lock() if self.sqlite else nullcontext()
         if self.sqlite:
             self.engine = _sqlite_engine(url, immediate=True)
             self.reader = _sqlite_engine(url, immediate=False)
@@ -250,12 +250,6 @@ class Store:
     def find(self, pid: str) -> Participant | None:
         with self.read() as conn:
             row = conn.execute(select(participants).where(participants.c.id == pid)).first()
-        return None if row is None else _participant(row)
-
-    def by_pseudonym(self, study: str, pseudonym: str) -> Participant | None:
-        with self.read() as conn:
-            row = conn.execute(select(participants).where(
-                participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
         return None if row is None else _participant(row)
 
     def enrol(self, study: str, pseudonym: str, platform: dict, arms: list[str],
@@ -366,11 +360,10 @@ class Store:
             self._save(conn, pid, f"{page}:draft", answer, now())
             return True
 
-    def answer(self, pid: str, page: str) -> dict | None:
+    def answers(self, pid: str) -> dict[str, dict]:
+        """Every answer of a participant, by page (drafts as `<page>:draft`)."""
         with self.read() as conn:
-            row = conn.execute(select(answers.c.data).where(
-                answers.c.participant_id == pid, answers.c.page == page)).first()
-        return None if row is None else json.loads(row.data)
+            return _answers(conn, pid)
 
     def view(self, pid: str, page: str) -> tuple[Participant | None, dict[str, dict]]:
         """What showing a page reads, on one connection: the participant and all their
@@ -381,8 +374,7 @@ class Store:
             if row is None:
                 return None, {}
             p = _participant(row)
-            got = {a.page: json.loads(a.data) for a in conn.execute(
-                select(answers.c.page, answers.c.data).where(answers.c.participant_id == pid))}
+            got = _answers(conn, pid)
             seen = p.step != page or conn.execute(select(events.c.id).where(
                 events.c.participant_id == pid, events.c.page == page,
                 events.c.kind == "view").limit(1)).first() is not None
@@ -423,7 +415,6 @@ class Store:
             ps = conn.execute(select(participants).where(participants.c.study == study)
                               .order_by(participants.c.created_at)).all()
             for p in ps:
-                ans = conn.execute(select(answers).where(answers.c.participant_id == p.id)).all()
                 evs = conn.execute(select(events).where(events.c.participant_id == p.id)
                                    .order_by(events.c.id)).all()
                 yield {
@@ -431,10 +422,15 @@ class Store:
                     "step": p.step, "created_at": _iso(p.created_at),
                     "finished_at": _iso(p.finished_at), "consent_hash": p.consent_hash,
                     "consent_at": _iso(p.consent_at),
-                    "answers": {a.page: json.loads(a.data) for a in ans},
+                    "answers": _answers(conn, p.id),
                     "events": [{"page": e.page, "kind": e.kind, "at": _iso(e.at),
                                 "data": None if e.data is None else json.loads(e.data)}
                                for e in evs]}
+
+
+def _answers(conn: Connection, pid: str) -> dict[str, dict]:
+    return {a.page: json.loads(a.data) for a in conn.execute(
+        select(answers.c.page, answers.c.data).where(answers.c.participant_id == pid))}
 
 
 def _iso(t: datetime | None) -> str | None:
