@@ -17,7 +17,7 @@ from planaudit import atomic
 from planaudit.config import ConfigError, field_name
 from planaudit.contract import extract, parse_action
 from planaudit.formal import PDDLError
-from planaudit.formal.ground import GroundingError, Task
+from planaudit.formal.ground import Task
 from planaudit.formal.load import load_task
 from planaudit.formal.plan import format_step
 from planaudit.formal.task import conjuncts, holds
@@ -105,8 +105,9 @@ class Material:
         if v.failure is None:
             return Check(True, True, True, v.length, optimal, None, None, None)
         f = v.failure
-        return Check(False, v.executable, v.goal_reached, v.length, None, f.step, f.kind,
-                     self._words(steps, f.step, f.kind))
+        words = (self._words(steps, f.step, f.kind) if f.kind in ("precondition", "goal")
+                 or f.step is None else f"Step {f.step}: {f.detail.removeprefix(f'step {f.step} ')}.")
+        return Check(False, v.executable, v.goal_reached, v.length, None, f.step, f.kind, words)
 
     def _words(self, steps, step: int | None, kind: str) -> str:
         state = self.task.init
@@ -116,10 +117,7 @@ class Material:
             unmet = [c for c in conjuncts(self.task.goal) if not holds(c, state)]
             return ("Every step can be done, but the goal does not hold at the end: "
                     + "; ".join(self._say(unmet)) + " still missing.")
-        try:
-            op = self.task.operator(*steps[step - 1])
-        except GroundingError as e:
-            return f"Step {step}: {e.detail}."
+        op = self.task.operator(*steps[step - 1])
         unmet = self._say([c for c in conjuncts(op.pre) if not holds(c, state)])
         which = "this does not hold" if len(unmet) == 1 else "these do not hold"
         return f"Step {step}, {op.name}, cannot be done at that point: {which}: {'; '.join(unmet)}."
