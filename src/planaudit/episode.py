@@ -16,6 +16,8 @@ its count stays visible; it claims nothing about solvability either way.
 
 from __future__ import annotations
 
+import re
+
 OUTCOMES = ("success", "detected", "goal-not-reached", "inapplicable-action", "malformed",
             "false-abstention", "missed-unsolvable", "budget-exhausted", "context-exhausted",
             "error")
@@ -66,3 +68,15 @@ def failure_record(row: dict) -> dict | None:
     if row["first_failure_kind"] is None and row["first_failure_detail"] is None:
         return None
     return {k: row[f"first_failure_{k}"] for k in ("step", "kind", "action", "detail")}
+
+
+def failure_detail(failure, extraction) -> str | None:
+    """The first failure in one line: what went wrong and, for a condition, which facts
+    did not hold (as `planaudit validate` names them)."""
+    if failure is None:
+        return f"output contract: {extraction.reason}" if extraction.kind == "malformed" else None
+    # the step and action have columns of their own
+    text = re.sub(r"^step \d+ \([^()]*\): ", "", failure.detail)
+    if failure.unsatisfied:
+        text += "; unsatisfied: " + " ".join(failure.unsatisfied)
+    return text

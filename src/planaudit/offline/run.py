@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
 from planaudit import __version__
 from planaudit.contract import extract
-from planaudit.episode import failure_record, offline_outcome
+from planaudit.episode import failure_detail, failure_record, offline_outcome
 from planaudit.formal import load_task, validate
 from planaudit.formal.diagnosis import read_formula
 from planaudit.formal.plan import format_step
@@ -60,18 +59,6 @@ def feedback(task, renderer: Renderer | None, reply: str, actions: frozenset[str
         return (f"action {f.step}, {f.action}, cannot be applied: these conditions do not hold "
                 f"then: {words(f.unsatisfied)}.")
     return f"action {f.step}, {f.action}: {f.detail}."
-
-
-def failure_detail(failure, extraction) -> str | None:
-    """The first failure in one line: what went wrong and, for a condition, which facts
-    did not hold (as `planaudit validate` names them)."""
-    if failure is None:
-        return f"output contract: {extraction.reason}" if extraction.kind == "malformed" else None
-    # the step and action have columns of their own
-    text = re.sub(r"^step \d+ \([^()]*\): ", "", failure.detail)
-    if failure.unsatisfied:
-        text += "; unsatisfied: " + " ".join(failure.unsatisfied)
-    return text
 
 
 REPAIR_COLUMNS = ("repaired", "repair_valid", "repair_seconds", "repair_distance",

@@ -139,9 +139,19 @@ _PDDL = re.compile(r"^\(\s*([a-z][\w-]*)((?:\s+[\w-]+)*)\s*\)$")
 
 def read_strict(cfg: Config, text: str) -> list[Step]:
     """planaudit's own reading (see the module docstring)."""
-    rewrites, acts, names = _phrases(cfg)
+    rewrites, acts, _names = _phrases(cfg)
+    return read_words(text, rewrites, acts, _by_name(cfg))
+
+
+def read_words(text: str, rewrites, acts, objects: dict[str, str],
+               whole_words: bool = False) -> list[Step]:
+    """The strict reading on any vocabulary: `rewrites` (phrase, action name) pairs,
+    `acts` (action name, arity) pairs, `objects` each object's words (lower case) -> its
+    name. PlanBench's configs give one (`read_strict`); a task's own names give another,
+    so that people's plans in words are read as models' are (planaudit.human), there with
+    `whole_words` (an object named `a` is not the a of "stack")."""
     arity = dict(acts)
-    back = _by_name(cfg)
+    names = tuple(objects)
     verbs = {p.split()[0] for p, _ in rewrites}
     end = text.find("[PLAN END]")
     if end >= 0:
@@ -164,12 +174,18 @@ def read_strict(cfg: Config, text: str) -> list[Step]:
             line = line.replace(phrase, name)
         words = line.split()
         named = [w for w in words if w in arity]
-        found = sorted((line.find(o), o) for o in names if o in line)
-        if len(named) != 1 or words[0] != named[0] or len(found) != arity[named[0]] \
-                or any(line.count(o) > 1 for _, o in found):
+        if whole_words:
+            spans = {o: [m.start() for m in re.finditer(
+                rf"(?<![\w-]){re.escape(o)}(?![\w-])", line)] for o in names}
+            found = sorted((at[0], o) for o, at in spans.items() if at)
+            twice = any(len(spans[o]) > 1 for _, o in found)
+        else:
+            found = sorted((line.find(o), o) for o in names if o in line)
+            twice = any(line.count(o) > 1 for _, o in found)
+        if len(named) != 1 or words[0] != named[0] or len(found) != arity[named[0]] or twice:
             raise Unreadable(f"line {n}: '{raw.strip()}' is not one action with its "
                              f"{arity.get(words[0], '?')} object(s)")
-        plan.append((named[0], tuple(back[o] for _, o in found)))
+        plan.append((named[0], tuple(objects[o] for _, o in found)))
     return plan
 
 
