@@ -22,22 +22,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import (
+    Boolean,
     Column,
     DateTime,
     ForeignKey,
     Integer,
     MetaData,
+    Numeric,
     String,
     Table,
     Text,
     UniqueConstraint,
+    and_,
     create_engine,
     event,
     func,
     insert,
+    inspect,
+    literal,
     select,
     update,
 )
@@ -99,6 +105,17 @@ events = Table(
     UniqueConstraint("participant_id", "idem", name="one_post"),
 )
 
+bonuses = Table(
+    "bonuses", metadata,  # who has been paid a bonus, once each (migration 0003)
+    Column("participant_id", String(32), ForeignKey("participants.id"), primary_key=True),
+    Column("study", String(64), nullable=False),
+    Column("amount", Numeric(10, 2), nullable=False),  # 0 recorded too: judged, nothing owed
+    Column("currency", String(16), nullable=False),
+    Column("valid", Boolean, nullable=False),  # the phase-2 plan's verdict by `formal/`
+    Column("batch", String(64), nullable=False, index=True),  # one run of `study bonus`
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
 
 def now() -> datetime:
     return datetime.now(UTC)
@@ -130,6 +147,16 @@ class Participant:
     instance: str
     step: str
     finished: bool
+
+
+@dataclass(frozen=True)
+class Owed:
+    """A finished participant not yet in `bonuses`, with their phase-2 answer."""
+
+    participant_id: str
+    platform_id: str
+    instance: str
+    phase2: dict | None
 
 
 def _participant(row) -> Participant:
@@ -427,10 +454,89 @@ class Store:
                                 "data": None if e.data is None else json.loads(e.data)}
                                for e in evs]}
 
+    # -- bonuses (`planaudit study bonus`) -------------------------------------------------
+
+    def owed(self, study: str) -> tuple[list[Owed], int, int]:
+        """The finished participants of `study` with no row in `bonuses` (each with their
+        platform id and phase-2 answer), how many finished ones have one, and how many have not finished.
+        A database not yet migrated to 0003 (read by a dry run, which changes nothing) has
+        paid no one."""
+        with self.read() as conn:
+            paid_table = inspect(conn).has_table("bonuses")
+            paid = bonuses.c.participant_id if paid_table else literal(None)
+            q = (select(participants.c.id, participants.c.instance, participants.c.finished_at,
+                        paid.label("paid"), ledger.c.platform_id, answers.c.data)
+                 .select_from(participants)
+                 .join(ledger, ledger.c.participant_id == participants.c.id)
+                 .outerjoin(answers, and_(answers.c.participant_id == participants.c.id,
+                                          answers.c.page == "phase2"))
+                 .where(participants.c.study == study)
+                 .order_by(participants.c.created_at, participants.c.id))
+            if paid_table:
+                q = q.outerjoin(bonuses, bonuses.c.participant_id == participants.c.id)
+            rows = conn.execute(q).all()
+        out, already, unfinished = [], 0, 0
+        for r in rows:
+            if r.finished_at is None:
+                unfinished += 1
+            elif r.paid is not None:
+                already += 1
+            else:
+                out.append(Owed(r.id, r.platform_id, r.instance,
+                                None if r.data is None else json.loads(r.data)))
+        return out, already, unfinished
+
+    def record_bonuses(self, study: str, batch: str, rows: list[dict]) -> list[str]:
+        """`rows` (participant_id, amount, currency, valid) into `bonuses` as batch `batch`,
+        in one transaction holding the study's lock; a participant who has a row already
+        (another run took them meanwhile) is left out. Returns the ids inserted, committed
+        when this returns. Should two runs still collide on a participant (the primary
+        key), the loser's transaction inserts nothing and is tried again."""
+        for attempt in range(3):
+            try:
+                with self.write(study) as conn:
+                    have = set(conn.execute(select(bonuses.c.participant_id)
+                                            .where(bonuses.c.study == study)).scalars())
+                    new = [r for r in rows if r["participant_id"] not in have]
+                    if new:
+                        t = now()
+                        conn.execute(insert(bonuses), [
+                            {"participant_id": r["participant_id"], "study": study,
+                             "amount": r["amount"], "currency": r["currency"],
+                             "valid": r["valid"], "batch": batch, "created_at": t} for r in new])
+                    return [r["participant_id"] for r in new]
+            except IntegrityError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def bonus_batch(self, study: str, batch: str) -> list[tuple[str, Decimal, str, bool]]:
+        """Batch `batch` of `study` from the ledger, by platform id: (platform id, amount,
+        currency, valid) per participant, zero amounts included."""
+        with self.read() as conn:
+            rows = conn.execute(
+                select(ledger.c.platform_id, bonuses.c.amount, bonuses.c.currency, bonuses.c.valid)
+                .join(ledger, ledger.c.participant_id == bonuses.c.participant_id)
+                .where(bonuses.c.study == study, bonuses.c.batch == batch)
+                .order_by(ledger.c.platform_id, bonuses.c.participant_id)).all()
+        return [(r.platform_id, _cents(r.amount), r.currency, bool(r.valid)) for r in rows]
+
+    def bonus_batches(self, study: str) -> list[tuple[str, int]]:
+        """The batches of `study` (oldest first) and how many participants each holds."""
+        with self.read() as conn:
+            return [(b, n) for b, n, _ in conn.execute(
+                select(bonuses.c.batch, func.count(), func.min(bonuses.c.created_at))
+                .where(bonuses.c.study == study).group_by(bonuses.c.batch)
+                .order_by(func.min(bonuses.c.created_at), bonuses.c.batch))]
+
 
 def _answers(conn: Connection, pid: str) -> dict[str, dict]:
     return {a.page: json.loads(a.data) for a in conn.execute(
         select(answers.c.page, answers.c.data).where(answers.c.participant_id == pid))}
+
+
+def _cents(amount) -> Decimal:
+    return Decimal(str(amount)).quantize(Decimal("0.01"))
 
 
 def _iso(t: datetime | None) -> str | None:
