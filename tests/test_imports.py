@@ -27,7 +27,7 @@ LAYERS = {
     "reference": 2, "experiment": 2, "shard": 2,
     # the regimes (and PlanBench's material, which the curriculum is built on); no regime
     # imports another (test_no_regime_imports_another_regime)
-    "offline": 3, "online": 3, "planbench": 3, "curriculum": 3, "acpbench": 3,
+    "offline": 3, "online": 3, "planbench": 3, "curriculum": 3, "acpbench": 3, "human": 3,
     "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4, "study": 4,
     "cli": 5,
 }

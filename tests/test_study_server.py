@@ -541,9 +541,9 @@ def test_migrations_match_metadata_and_rerun_is_a_no_op(home, engine):
 
     try:
         store.migrate()
-        assert state() == ([], ["0002"])
+        assert state() == ([], ["0003"])
         kept = store.open_study("teststudy")
         store.migrate()
-        assert state() == ([], ["0002"]) and store.open_study("teststudy") == kept
+        assert state() == ([], ["0003"]) and store.open_study("teststudy") == kept
     finally:
         store.close()

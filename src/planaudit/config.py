@@ -92,7 +92,7 @@ def with_regimes(schema: dict) -> dict:
     regime brings its own: planaudit's in their packages' `schema.yaml`)."""
     from planaudit.regime import regimes
 
-    extra = {name: r.schema for name, r in regimes().items() if r.schema is not None}
+    extra = {r.key: r.schema for r in regimes().values() if r.schema is not None}
     return {**schema, "properties": {**schema["properties"], **extra}}
 
 
@@ -228,7 +228,8 @@ def restrict(config: Mapping, named: Mapping) -> dict:
     from planaudit.regime import regimes
 
     out = dict(config)
-    for name, regime in regimes().items():
+    for regime in regimes().values():
+        name = regime.key
         if name not in out:
             continue
         mine = named.get(name)

@@ -209,7 +209,7 @@ class Experiment:
         from planaudit.regime import regimes
 
         def sections(c: Mapping[str, Any]) -> dict[str, Section]:
-            return {r: Section.from_dict(r, c[r]) for r in regimes() if r in c}
+            return {n: Section.from_dict(n, c[r.key]) for n, r in regimes().items() if r.key in c}
 
         experiment = cls(
             models=tuple(ModelEntry.from_dict(m) for m in config.get("models", [])),

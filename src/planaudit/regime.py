@@ -62,6 +62,10 @@ class Jobs:
     outputs: list[str]
     spec: Callable[[dict, str], dict]
     args: Callable[[str, str], list[str]]
+    # whom the jobs run for where they are not the config's models (the people of a
+    # study): each subject gets a rule of its own, with no model check, no estimate and no
+    # model resource (no call is made), `spec(None, job)` and `args(subject, job)`
+    subjects: tuple[str, ...] | None = None
 
     def files(self, model: str) -> list[str]:
         return [o.replace("{model}", model).replace("{job}", k)
@@ -138,6 +142,32 @@ class Regime:
     # waves(section, method): the sequential calls of one episode of `method` (batch mode
     # waits up to a day for each); None: one call an episode
     waves: Callable[[Mapping[str, Any], str], int] | None = None
+    # its rows stand in the main table beside the offline and online rows (people on the
+    # same tasks), and in `same_tasks`, the main table on the tasks its rows hold
+    beside: bool = False
+    # figures it draws itself (name -> Drawing), outputs exactly when a config runs it
+    drawings: Mapping[str, Drawing] = field(default_factory=dict)
+    # its section of the report: (rows, config, tables dir, figures dir, page) -> HTML
+    report: Callable[..., str] | None = None
+    # its config section's key, where it differs from its name (people's rows, regime
+    # `human`, are named by the `study` section)
+    section: str = ""
+
+    @property
+    def key(self) -> str:
+        """The config section this regime reads."""
+        return self.section or self.name
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A figure a regime draws itself: `draw(rows, seed, bootstrap, alpha)` takes every
+    collected row (people's figure sets the models' rows on the same tasks beside them)
+    and returns a matplotlib figure, or raises ValueError saying why the rows cannot
+    support it (a placeholder then states the reason)."""
+
+    caption: str
+    draw: Callable[..., Any]
 
 
 REGIMES: dict[str, Regime] = {}

@@ -16,7 +16,7 @@ from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 # each regime's section is checked against the regime's own schema (planaudit.regime
 # `Regime.schema`: planaudit's in src/planaudit/<regime>/schema.yaml), the rest against
 # the file; an error names the config file, line and field
-_SECTIONS = {n: r.schema for n, r in regimes().items() if r.schema is not None}
+_SECTIONS = {r.key: r.schema for r in regimes().values() if r.schema is not None}
 validate({k: v for k, v in config.items() if k not in _SECTIONS}, schema="../schemas/config.schema.yaml")
 
 RESULTS = config.get("results", "results")

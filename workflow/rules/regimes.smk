@@ -58,8 +58,17 @@ def jobs_of(model):
     return PAID_JOBS if model in PAID else JOBS
 
 
+def runs_for(name):
+    """Whom a regime's jobs run for: the config's models, or its own subjects (people)."""
+    subjects = JOBS[name].subjects
+    return list(subjects) if subjects is not None else MODELS
+
+
 # every regime's output files, in the registry's order (collect and `all` read them)
-SHARDS = {name: [f for m in MODELS for f in jobs_of(m)[name].files(m)] for name in JOBS}
+SHARDS = {
+    name: [f for m in runs_for(name) for f in (JOBS if JOBS[name].subjects is not None else jobs_of(m))[name].files(m)]
+    for name in JOBS
+}
 REGIME_SHARDS = [f for files in SHARDS.values() for f in files]
 
 # Before the first request: what the run pays for (the same table `planaudit check` shows),
@@ -85,6 +94,8 @@ def job_args(jobs, model):
 
 
 for _name in JOBS:
+    if JOBS[_name].subjects is not None:
+        continue  # below: no model behind them
     for _model in MODELS:
         _jobs = jobs_of(_model)[_name]
         if not _jobs.keys:
@@ -115,4 +126,39 @@ for _name in JOBS:
                 "../../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
+                "{params.args} 2> {log} || (tail -n 20 {log} >&2; exit 1)"
+
+
+# A regime whose jobs run for subjects that are not models (the people of a study, whose
+# records the config names): a rule per subject, with no model check, estimate or
+# resource, since no call is made.
+for _name, _jobs in JOBS.items():
+    if _jobs.subjects is None:
+        continue
+    for _subject in _jobs.subjects:
+
+        rule:
+            name:
+                f"{_name}_{_subject}"
+            input:
+                _jobs.inputs,
+            output:
+                [o.replace("{model}", _subject) for o in _jobs.outputs],
+            wildcard_constraints:
+                job="|".join(re.escape(k) for k in _jobs.keys),
+            params:
+                regime=_name,
+                subject=_subject,
+                spec=lambda wc, _jobs=_jobs: json.dumps(_jobs.spec(None, wc.job)),
+                args=lambda wc, _jobs=_jobs, _subject=_subject: " ".join(
+                    shlex.quote(a) for a in _jobs.args(_subject, wc.job)
+                ),
+            resources:
+                **job_resources(_name),
+            log:
+                f"{RESULTS}/logs/{_name}/{_subject}/{{job}}.log",
+            conda:
+                "../../envs/planaudit.yaml"
+            shell:
+                "planaudit {params.regime} shard --spec {params.spec:q} --model {params.subject} "
                 "{params.args} 2> {log} || (tail -n 20 {log} >&2; exit 1)"

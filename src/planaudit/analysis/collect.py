@@ -17,7 +17,8 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from planaudit import atomic
 
-ORDER = ("regime", "model", "method", "form", "plan_setting", "epoch", "domain", "task", "disguise")
+ORDER = ("regime", "model", "method", "form", "plan_setting", "epoch", "domain", "task", "disguise",
+         "study", "participant")  # people: one row per participant of a task
 _DTYPES = {"integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean, "string": pl.String}
 
 

@@ -659,6 +659,34 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
                     notes.append(f"{name}: not drawn ({e})")
                 fig = placeholder(name, str(e))
             written += save(fig, outdir, name)
+    written += _regime_drawings(frame, outdir, notes, analysis, running)
+    return written
+
+
+def _regime_drawings(frame: pl.DataFrame, outdir: Path, notes: list[str] | None,
+                     analysis: dict | None, running: set[str] | None) -> list[Path]:
+    """The figures regimes draw themselves (`Regime.drawings`: people's), from every row,
+    when the regime is among the `running` ones (None: when the rows hold its episodes)."""
+    from planaudit.regime import regimes
+
+    written = []
+    for rname, regime in regimes().items():
+        if not regime.drawings:
+            continue
+        has = "regime" in frame.columns and not frame.filter(pl.col("regime") == rname).is_empty()
+        if not ((rname in running) if running is not None else has):
+            continue
+        for name, drawing in regime.drawings.items():
+            try:
+                if frame.is_empty():
+                    raise ValueError("no episode rows")
+                with mpl.rc_context(RC):
+                    fig = drawing.draw(frame, **(analysis or {}))
+            except ValueError as e:
+                if notes is not None:
+                    notes.append(f"{name}: not drawn ({e})")
+                fig = placeholder(name, str(e))
+            written += save(fig, outdir, name)
     return written
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
           "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
-          "acpbench", "disguise", "calibrator")
+          "acpbench", "disguise", "calibrator", "same_tasks")
 FORMATS = ("csv", "md", "tex")
 # drawn from the offline and online rows (`tables.main_rows`), always written
 FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",
@@ -25,7 +25,8 @@ def regime_figures(running) -> list[str]:
     order): the report's outputs beyond FIGURES."""
     from planaudit.regime import regimes
 
-    return [f for name, r in regimes().items() if name in running for f in r.figures]
+    return [f for name, r in regimes().items() if name in running
+            for f in (*r.figures, *r.drawings)]
 
 
 def table_names() -> list[str]:

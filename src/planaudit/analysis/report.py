@@ -617,6 +617,7 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
                     f'<p class="caption">{esc(TABLE_CAPTIONS.get(name, ""))}{also}</p>'
                     f"{render_table(path, references, out)}</section>")
     body.append(figures_html(frame, figures, out))
+    body += regime_sections(frame, config, tables, figures, out)
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<link rel="icon" href="data:,">'
@@ -629,6 +630,21 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, out)
     return out
+
+
+def regime_sections(frame: pl.DataFrame, config: dict, tables: Path, figures: Path,
+                    out: Path) -> list[str]:
+    """The sections regimes write themselves (`Regime.report`: people's), in the
+    registry's order; a regime without rows writes none."""
+    from planaudit.regime import regimes
+
+    found = []
+    for regime in regimes().values():
+        if regime.report is not None:
+            text = regime.report(frame, config, tables, figures, out)
+            if text:
+                found.append(text)
+    return found
 
 
 def _rel(path: Path, out: Path) -> str:

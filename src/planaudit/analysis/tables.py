@@ -57,6 +57,29 @@ def main_rows(ep: pl.DataFrame) -> pl.DataFrame:
     return ep.filter(pl.col("regime").is_in(MAIN_REGIMES)) if "regime" in ep.columns else ep
 
 
+def beside_rows(ep: pl.DataFrame) -> pl.DataFrame:
+    """The rows of regimes that stand beside the models in the main table (`Regime.beside`:
+    people on the same tasks)."""
+    from planaudit.regime import regimes
+
+    names = [n for n, r in regimes().items() if r.beside]
+    if "regime" not in ep.columns or not names:
+        return ep.clear()
+    return ep.filter(pl.col("regime").is_in(names))
+
+
+def same_tasks_table(ep: pl.DataFrame, beside: pl.DataFrame, seed: int = 0,
+                     n_resamples: int = 2000) -> pl.DataFrame:
+    """The main table on the tasks the beside rows hold (people's study instances): every
+    configuration's rows on exactly those tasks, under the same names, then the beside
+    rows themselves, so that people and models are compared on the same tasks."""
+    if beside.is_empty():
+        return pl.DataFrame(schema=MAIN)
+    tasks = beside.select(PAIR).unique()
+    on = ep.join(tasks, on=PAIR, how="semi")
+    return main_table(pl.concat([on, beside], how="diagonal_relaxed"), seed, n_resamples)
+
+
 def acpbench_rows(ep: pl.DataFrame) -> pl.DataFrame:
     """The ACPBench rows (none where the rows hold no `form`: written before it existed)."""
     if "regime" not in ep.columns or "form" not in ep.columns:
@@ -584,6 +607,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     and online regimes, whose outcomes and baselines they are built on: `main_rows`)."""
     acpbench = acpbench_table(ep, seed, n_resamples)
     everything, ep = ep, main_rows(ep)
+    beside = undisguised(beside_rows(everything))
 
     from planaudit.analysis.compliance import build as compliance_tables
 
@@ -596,7 +620,9 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     calibrator = calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed,
                                   n_resamples, alpha)
     return {
-        "main": main_table(ep, seed, n_resamples),
+        "main": main_table(pl.concat([ep, beside], how="diagonal_relaxed") if beside.height
+                           else ep, seed, n_resamples),
+        "same_tasks": same_tasks_table(ep, beside, seed, n_resamples),
         "comparisons": comparisons,
         "per_domain": per_domain_table(ep),
         "per_task": per_task_table(ep),

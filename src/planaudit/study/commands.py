@@ -34,6 +34,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ss_.add_argument("--db", help="the database URL, if not the config's")
     ss_.add_argument("--json", action="store_true")
     ss_.set_defaults(func=cmd_status)
+    ex = ss.add_parser("export", help="the records, pseudonymised and judged like models' "
+                                      "answers (rows, events, tasks)")
+    ex.add_argument("--config", "--study", dest="config", required=True, metavar="STUDY.yaml",
+                    help="the study config")
+    ex.add_argument("--db", help="the database URL, if not the config's")
+    ex.add_argument("--out", required=True, metavar="DIR",
+                    help="the export folder (study.json, records.jsonl, tasks/, rows.parquet, "
+                         "events.parquet)")
+    ex.set_defaults(func=cmd_export)
+    an = ss.add_parser("analyze", help="the study's statistics: rates per arm, tests between "
+                                       "arms, automation bias, power")
+    src = an.add_mutually_exclusive_group(required=True)
+    src.add_argument("--records", metavar="DIR", help="a folder written by `study export`")
+    src.add_argument("--episodes", metavar="FILE",
+                     help="collected rows (results/episodes.parquet): their people's rows")
+    an.add_argument("--out", required=True, metavar="DIR",
+                    help="where human.csv, human_tests.csv, analysis.json, human.png go")
+    _test_options(an)
+    an.add_argument("--seed", type=int, default=0)
+    an.add_argument("--bootstrap", type=int, default=2000)
+    an.set_defaults(func=cmd_analyze)
+    pl_ = ss.add_parser("plan", help="participants per arm a design needs (before a study opens)")
+    pl_.add_argument("--config", metavar="STUDY.yaml",
+                     help="the study config: its arms, and with --db the people enrolled so far")
+    pl_.add_argument("--db", help="the database URL, if not the config's")
+    _test_options(pl_)
+    pl_.set_defaults(func=cmd_plan)
+
+
+def _test_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--alternative", choices=("two-sided", "less", "greater"), default="two-sided",
+                   help="for the tests between arms: less = the first arm's value is the "
+                        "smaller (the paper: the assisted arm takes less time, i.e. greater "
+                        "with the unassisted arm first); default two-sided")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--rates", type=float, nargs=2, default=(0.74, 0.82), metavar=("P1", "P2"),
+                   help="the valid rates the design should tell apart (default the paper's "
+                        "0.74 0.82)")
+    p.add_argument("--power", type=float, default=0.8, help="the power wanted (default 0.8)")
 
 
 def _study(path: str):
@@ -146,3 +185,126 @@ def _safe(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
+
+
+def cmd_export(args) -> int:
+    from pathlib import Path
+
+    from planaudit.human.judge import ExportError
+    from planaudit.study.export import export
+
+    study, materials, store = opened(args.config, args.db)
+    try:
+        export(study, materials, store, Path(args.out))
+    except ExportError as e:
+        raise InputError(str(e)) from None
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def _rates(args) -> tuple[float, float]:
+    p1, p2 = args.rates
+    if not (0 < p1 < 1 and 0 < p2 < 1) or p1 == p2:
+        raise InputError(f"--rates {p1} {p2}: two different rates strictly between 0 and 1")
+    if not 0 < args.power < 1 or not 0 < args.alpha < 1:
+        raise InputError("--power and --alpha lie strictly between 0 and 1")
+    return p1, p2
+
+
+def cmd_analyze(args) -> int:
+    import json
+    from pathlib import Path
+
+    import polars as pl
+
+    from planaudit import atomic
+    from planaudit.analysis.tables import write_table
+    from planaudit.human import analysis
+    from planaudit.human.report import draw
+
+    rates = _rates(args)
+    source = Path(args.records) / "rows.parquet" if args.records else Path(args.episodes)
+    if not source.is_file():
+        raise InputError(f"{source}: no such file"
+                         + (" (run `planaudit study export` first)" if args.records else ""))
+    rows = pl.read_parquet(source)
+    people = rows.filter(pl.col("regime") == "human") if "regime" in rows.columns else rows
+    if people.is_empty():
+        raise InputError(f"{source}: no people's rows (regime human)")
+    out = Path(args.out)
+    human = analysis.human_table(people, args.alpha)
+    tests = analysis.tests_table(people, args.alpha, args.seed, args.bootstrap)
+    power = analysis.power(people, rates, args.power, args.alpha, "two-sided")
+    for name, frame in (("human", human), ("human_tests", tests)):
+        write_table(frame, name, out)
+    chosen = tests.filter(pl.col("alternative") == args.alternative)
+    atomic.write_text(out / "analysis.json", json.dumps(
+        {"source": str(source), "alternative": args.alternative, "alpha": args.alpha,
+         "arms": human.to_dicts(), "tests": chosen.to_dicts(), "power": power},
+        indent=1, default=str) + "\n")
+    from planaudit.analysis.figures import save
+
+    try:
+        save(draw(people, args.seed, args.bootstrap, args.alpha), out, "human")
+    except ValueError as e:
+        print(f"study analyze: figure not drawn: {e}", file=sys.stderr)
+    print(summary_text(human, chosen, power, args.alternative))
+    return EXIT_OK
+
+
+def summary_text(human, tests, power: dict, alternative: str) -> str:
+    """The analysis in a few lines for a terminal."""
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    lines = []
+    for r in human.iter_rows(named=True):
+        lines.append(f"{r['study']} / {r['model']} / {r['arm']}: {r['valid']}/{r['finished']} "
+                     f"valid {pct(r['valid_share'])} [{pct(r['valid_lo'])}, {pct(r['valid_hi'])}]"
+                     f"; optimal {r['optimal']}/{r['valid']} {pct(r['optimal_of_valid'])}"
+                     + (f"; wrong suggestion called correct {r['called_wrong_correct']}/"
+                        f"{r['wrong_suggestion_shown']}, submitted verbatim {r['wrong_verbatim']}"
+                        if r["wrong_suggestion_shown"] else ""))
+    for t in tests.iter_rows(named=True):
+        p = "-" if t["p"] is None else f"{t['p']:.3g}"
+        lines.append(f"  {t['measure']}: {t['second']} vs {t['first']}, {t['test']} "
+                     f"({alternative}): p = {p}")
+    need = power["needed"]
+    lines.append(f"power: {pct(power['rates'][0])} vs {pct(power['rates'][1])} at "
+                 f"{pct(power['power'])} power needs {need['exact_fisher']} per arm (Fisher exact; "
+                 f"{need['normal']} by the normal approximation)")
+    for r in power["reached"]:
+        lines.append(f"  reached by {r['study']} ({r['n_first']} and {r['n_second']} finished): "
+                     f"{pct(r['exact_fisher'])} (Fisher exact)")
+    return "\n".join(lines)
+
+
+def cmd_plan(args) -> int:
+    from planaudit.human import stats
+
+    rates = _rates(args)
+    need = stats.sample_size(rates[0], rates[1], args.power, args.alpha, args.alternative)
+    print(f"to tell {100 * rates[0]:.0f}% from {100 * rates[1]:.0f}% valid plans with "
+          f"{100 * args.power:.0f}% power at alpha {args.alpha:g} ({args.alternative}): "
+          f"{need['exact_fisher']} participants per arm (Fisher's exact test, computed "
+          f"exactly), {need['normal']} by the normal approximation (Cohen's h "
+          f"{need['effect_h']:.3f})")
+    if args.config:
+        study = _study(args.config)
+        arms = [a.name for a in study.arms]
+        print(f"study {study.name}: {len(arms)} arm(s) ({', '.join(arms)}): "
+              f"{need['exact_fisher'] * len(arms)} participants in all")
+        url = study.database_url(args.db)
+        if not url.startswith("sqlite") or (study.results / "study.sqlite").is_file():
+            from planaudit.study.store import Store
+
+            store = Store(url)
+            done = {r["arm"]: r["finished"] for r in store.status(study.name)}
+            store.close()
+            if len(arms) >= 2 and all(done.get(a) for a in arms[:2]):
+                got = stats.achieved_power(done[arms[0]], done[arms[1]], rates[0], rates[1],
+                                           args.alpha, args.alternative)
+                print(f"so far: {done[arms[0]]} and {done[arms[1]]} finished: power "
+                      f"{100 * got['exact_fisher']:.1f}% (Fisher exact)")
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""People's rows: the human regime."""

@@ -1,0 +1,166 @@
+"""The study's statistics from people's rows: per arm, valid and optimal rates with
+intervals, time on task, workload and automation bias (the `human` table); between arms,
+the first arm against each other one on validity (Fisher's exact test, Boschloo's
+unconditional test, the difference with Newcombe's interval), time on task and raw
+NASA-TLX (Welch's t, Student's t as the paper reported it, Mann–Whitney U, Hedges' g and
+the rank-biserial correlation with intervals) under every alternative (the `human_tests`
+table); and the power of the design. The numbers come from `human.stats` (scipy and
+statsmodels); `planaudit study analyze`, the tables, the report's section and the figure
+all read them from here, so they never disagree.
+
+Only finished participants count (outcome `error` is someone who stopped), as the paper
+counted its 50, 23 and 22. Simulated participants are a model of their own
+(`simulated participants (scripted, not people)`) and never pool with people."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from planaudit.human import stats
+
+ALTERNATIVES = ("two-sided", "less", "greater")
+MEASURES = {"time_s": "time on task (s)", "tlx_raw": "raw NASA-TLX"}
+GROUP = ["study", "model", "method"]
+
+HUMAN = {"study": pl.String, "model": pl.String, "arm": pl.String, "enrolled": pl.Int64,
+         "finished": pl.Int64, "valid": pl.Int64, "valid_share": pl.Float64,
+         "valid_lo": pl.Float64, "valid_hi": pl.Float64, "optimal": pl.Int64,
+         "optimal_of_valid": pl.Float64, "optimal_lo": pl.Float64, "optimal_hi": pl.Float64,
+         "text_readable": pl.Int64, "text_valid": pl.Int64, "text_agrees": pl.Int64,
+         "time_median_s": pl.Float64, "time_mean_s": pl.Float64, "tlx_raw_mean": pl.Float64,
+         "tlx_raw_sd": pl.Float64, "wrong_suggestion_shown": pl.Int64,
+         "called_wrong_correct": pl.Int64, "called_share": pl.Float64, "called_lo": pl.Float64,
+         "called_hi": pl.Float64, "wrong_verbatim": pl.Int64}
+TESTS = {"study": pl.String, "model": pl.String, "first": pl.String, "second": pl.String,
+         "measure": pl.String, "test": pl.String, "alternative": pl.String,
+         "n_first": pl.Int64, "n_second": pl.Int64, "first_value": pl.Float64,
+         "second_value": pl.Float64, "statistic": pl.Float64, "p": pl.Float64,
+         "effect": pl.String, "effect_value": pl.Float64, "effect_lo": pl.Float64,
+         "effect_hi": pl.Float64}
+
+
+def counted(rows: pl.DataFrame) -> pl.DataFrame:
+    """The finished participants (their plans judged)."""
+    return rows.filter(pl.col("outcome") != "error")
+
+
+def _values(frame: pl.DataFrame, column: str) -> list[float]:
+    return [float(v) for v in frame[column].drop_nulls().to_list()]
+
+
+def _flags(frame: pl.DataFrame, column: str) -> list[bool | None]:
+    return frame[column].to_list() if column in frame.columns else [None] * frame.height
+
+
+def studies(rows: pl.DataFrame) -> Iterator[tuple[tuple[str, str], list[tuple[str, pl.DataFrame]]]]:
+    """(study, model) -> its arms in the order people were first enrolled in them."""
+    if rows.is_empty():
+        return
+    for (study, model), g in rows.partition_by(["study", "model"], maintain_order=True,
+                                               as_dict=True).items():
+        arms = list(dict.fromkeys(g["method"].to_list()))
+        yield (study, model), [(a, g.filter(pl.col("method") == a)) for a in arms]
+
+
+def human_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    out = []
+    for (study, model), arms in studies(rows):
+        for arm, g in arms:
+            done = counted(g)
+            valid = int(done["success"].sum())
+            optimal = int(done["optimal"].fill_null(False).sum())
+            r_valid = stats.rate(valid, done.height, alpha)
+            r_opt = stats.rate(optimal, valid, alpha)
+            bias = stats.automation_bias(_flags(done, "suggestion_called_correct"),
+                                         _flags(done, "suggestion_valid"),
+                                         _flags(done, "suggestion_verbatim"),
+                                         done["success"].to_list())
+            tlx = _values(done, "tlx_raw")
+            times = _values(done, "time_s")
+            out.append({
+                "study": study, "model": model, "arm": arm, "enrolled": g.height,
+                "finished": done.height, "valid": valid, "valid_share": r_valid.share,
+                "valid_lo": r_valid.lo, "valid_hi": r_valid.hi, "optimal": optimal,
+                "optimal_of_valid": r_opt.share, "optimal_lo": r_opt.lo, "optimal_hi": r_opt.hi,
+                "text_readable": int((done["text_outcome"] != "malformed").sum()),
+                "text_valid": int((done["text_outcome"] == "success").sum()),
+                "text_agrees": int(done["text_agrees"].fill_null(False).sum()),
+                "time_median_s": float(pl.Series(times).median()) if times else None,
+                "time_mean_s": sum(times) / len(times) if times else None,
+                "tlx_raw_mean": sum(tlx) / len(tlx) if tlx else None,
+                "tlx_raw_sd": float(pl.Series(tlx).std()) if len(tlx) > 1 else None,
+                "wrong_suggestion_shown": bias["n_wrong_shown"],
+                "called_wrong_correct": bias["n_called_correct"],
+                "called_share": bias["called_correct"].share,
+                "called_lo": bias["called_correct"].lo, "called_hi": bias["called_correct"].hi,
+                "wrong_verbatim": bias["n_verbatim"]})
+    return pl.DataFrame(out, schema=HUMAN)
+
+
+def tests_table(rows: pl.DataFrame, alpha: float = 0.05, seed: int = 0,
+                n_resamples: int = 2000, alternatives=ALTERNATIVES) -> pl.DataFrame:
+    """The first arm of each study against each other arm, every measure and alternative
+    ("less": the first arm's value is the smaller; for validity, its rate)."""
+    out = []
+    for (study, model), arms in studies(rows):
+        if len(arms) < 2:
+            continue
+        first, a = arms[0][0], counted(arms[0][1])
+        for second, g in arms[1:]:
+            b = counted(g)
+            base = {"study": study, "model": model, "first": first, "second": second}
+            h1, h2 = int(a["success"].sum()), int(b["success"].sum())
+            for alt in alternatives:
+                c = stats.compare_rates(h1, a.height, h2, b.height, alt, alpha)
+                shares = {"n_first": a.height, "n_second": b.height,
+                          "first_value": h1 / a.height if a.height else None,
+                          "second_value": h2 / b.height if b.height else None}
+                diff = {"effect": "difference (second - first)",
+                        "effect_value": c["difference"], "effect_lo": c["difference_lo"],
+                        "effect_hi": c["difference_hi"]}
+                out.append({**base, "measure": "valid", "test": "Fisher exact",
+                            "alternative": alt, **shares, "statistic": c["fisher_odds_ratio"],
+                            "p": c["fisher_p"], **diff})
+                out.append({**base, "measure": "valid", "test": "Boschloo exact",
+                            "alternative": alt, **shares, "statistic": None,
+                            "p": c["boschloo_p"], **diff})
+            for column, label in MEASURES.items():
+                x, y = _values(a, column), _values(b, column)
+                for alt in alternatives:
+                    m = stats.compare_means(x, y, alt, alpha, seed, n_resamples)
+                    means = {"n_first": len(x), "n_second": len(y), "first_value": m["mean_x"],
+                             "second_value": m["mean_y"]}
+                    g_eff = {"effect": "Hedges g (first - second)", "effect_value": m["hedges_g"],
+                             "effect_lo": m["g_lo"], "effect_hi": m["g_hi"]}
+                    out.append({**base, "measure": label, "test": "Welch t", "alternative": alt,
+                                **means, "statistic": m["welch_t"], "p": m["welch_p"], **g_eff})
+                    out.append({**base, "measure": label, "test": "Student t",
+                                "alternative": alt, **means, "statistic": m["student_t"],
+                                "p": m["student_p"], **g_eff})
+                    out.append({**base, "measure": label, "test": "Mann-Whitney U",
+                                "alternative": alt, **means, "statistic": m["mannwhitney_u"],
+                                "p": m["mannwhitney_p"], "effect": "rank-biserial",
+                                "effect_value": m["rank_biserial"], "effect_lo": m["rb_lo"],
+                                "effect_hi": m["rb_hi"]})
+    return pl.DataFrame(out, schema=TESTS)
+
+
+def power(rows: pl.DataFrame, rates: tuple[float, float] = (0.74, 0.82), target: float = 0.8,
+          alpha: float = 0.05, alternative: str = "two-sided") -> dict:
+    """The participants per arm the design needs for `rates` at `target` power, and the
+    power each study's first two arms reached with the people they have."""
+    need = stats.sample_size(rates[0], rates[1], target, alpha, alternative)
+    reached = []
+    for (study, model), arms in studies(rows):
+        if len(arms) < 2:
+            continue
+        n1, n2 = counted(arms[0][1]).height, counted(arms[1][1]).height
+        if n1 and n2:
+            reached.append({"study": study, "model": model, "first": arms[0][0],
+                            "second": arms[1][0], "n_first": n1, "n_second": n2,
+                            **stats.achieved_power(n1, n2, rates[0], rates[1], alpha,
+                                                   alternative)})
+    return {"rates": list(rates), "power": target, "alpha": alpha, "alternative": alternative,
+            "needed": need, "reached": reached}

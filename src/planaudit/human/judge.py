@@ -1,0 +1,332 @@
+"""People's records judged as models' answers are: one row per participant in the row
+contract, one row per recorded event.
+
+The input is a study's export (`planaudit study export`): `study.json` (the design, the
+instances' folders, each suggestion arm's plans, which pseudonyms are simulated),
+`records.jsonl` (one pseudonymised participant a line, answers and events, as the
+study's store keeps them) and `tasks/` (each instance's domain, problem and proven truth,
+as prepared for the models). Nothing here reads the study's database: the folder alone
+decides the rows, so the workflow can judge it again when new records arrive.
+
+The phase-2 plan is validated by `formal/` (VAL's verdict beside it where VAL is
+installed), its outcome named as an offline answer's is; the phase-1 text is read as a
+model's reply (`human.reading`) and judged the same way; a suggestion arm's plan is
+compared with the suggestion step by step. A participant who did not finish gets the
+outcome `error` (kept apart from every rate, as an unreachable model is) and says where
+they stopped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from planaudit import __version__
+from planaudit.contract import parse_action
+from planaudit.episode import failure_detail, offline_outcome
+from planaudit.formal.ground import Task
+from planaudit.formal.load import load_task
+from planaudit.formal.plan import format_step
+from planaudit.formal.repair import levenshtein
+from planaudit.formal.validate import Verdict, validate
+from planaudit.human.reading import read_text
+
+PEOPLE = "people"
+SIMULATED = "simulated participants (scripted, not people)"
+FORMAT = 1
+TLX = ("mental", "physical", "temporal", "performance", "effort", "frustration")
+EDITS = ("add", "undo", "up", "down", "remove")
+
+Step = tuple[str, tuple[str, ...]]
+
+
+class ExportError(ValueError):
+    """An export folder that cannot be judged; the message names the file."""
+
+
+@dataclass
+class Instance:
+    key: str
+    folder: Path
+    domain: str
+    task: str
+    disguise: str | None
+
+    @cached_property
+    def truth(self) -> dict:
+        return json.loads((self.folder / "truth.json").read_text())
+
+    @cached_property
+    def problem(self) -> Task:
+        return load_task(self.folder / "domain.pddl", self.folder / "problem.pddl")
+
+    @cached_property
+    def planbench(self):
+        """PlanBench's config for a PlanBench instance (its words read phase 1), else None."""
+        pb = self.truth.get("planbench")
+        if not pb:
+            return None
+        from planaudit.planbench.material import load_config
+
+        return load_config(pb["root"], self.truth["domain"])
+
+
+def where(key: str) -> tuple[str, str, str | None]:
+    """(domain, task, disguise) of an instance key: `blocksworld/p02@deceptive`, or a
+    PlanBench instance `planbench:CONFIG/N` (domain `planbench/CONFIG`)."""
+    if key.startswith("planbench:"):
+        config, _, n = key.removeprefix("planbench:").partition("/")
+        return f"planbench/{config}", n, None
+    domain, _, task = key.partition("/")
+    task, _, disguise = task.partition("@")
+    return domain, task, disguise or "none"
+
+
+class Export:
+    """A study's export folder, read and checked."""
+
+    def __init__(self, folder: Path | str):
+        self.folder = Path(folder)
+        meta = self.folder / "study.json"
+        try:
+            self.meta = json.loads(meta.read_text())
+        except FileNotFoundError:
+            raise ExportError(f"{meta}: no such file: not a folder written by `planaudit study "
+                              "export`") from None
+        except json.JSONDecodeError as e:
+            raise ExportError(f"{meta}:{e.lineno}: not JSON: {e.msg}") from None
+        if self.meta.get("format") != FORMAT:
+            raise ExportError(f"{meta}: format {self.meta.get('format')!r}, this planaudit reads "
+                              f"format {FORMAT}")
+        self.instances = {}
+        for key, info in self.meta["instances"].items():
+            folder = self.folder / info["folder"]
+            if not (folder / "truth.json").is_file():
+                raise ExportError(f"{folder}: the task of {key} is missing (truth.json)")
+            self.instances[key] = Instance(key, folder, *where(key))
+
+    @property
+    def name(self) -> str:
+        return self.meta["study"]
+
+    def records(self) -> Iterator[dict]:
+        path = self.folder / "records.jsonl"
+        if not path.is_file():
+            raise ExportError(f"{path}: no such file")
+        with path.open() as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ExportError(f"{path}:{n}: not JSON: {e.msg}") from None
+
+    @cached_property
+    def config_hash(self) -> str:
+        design = json.dumps(self.meta.get("design"), sort_keys=True)
+        return hashlib.sha256(design.encode()).hexdigest()[:16]
+
+
+def steps_of(plan: list[str]) -> tuple[list[Step], int | None]:
+    """A phase-2 plan's steps; the first step that is not an action (1-based), if any (the
+    server only takes actions of the list, so this guards a hand-edited record)."""
+    steps = []
+    for i, text in enumerate(plan, 1):
+        step = parse_action(text, None)
+        if step is None:
+            return steps, i
+        steps.append(step)
+    return steps, None
+
+
+def left_at(suggestion: list, plan: list) -> int | None:
+    """The first step (1-based) where `plan` leaves `suggestion`; None when they are equal."""
+    for i, (s, p) in enumerate(zip(suggestion, plan, strict=False), 1):
+        if s != p:
+            return i
+    return None if len(suggestion) == len(plan) else min(len(suggestion), len(plan)) + 1
+
+
+def _time(at: str | None) -> datetime | None:
+    return None if at is None else datetime.fromisoformat(at)
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return None if start is None or end is None else max(0.0, (end - start).total_seconds())
+
+
+def _first(events: list[dict], page: str, kind: str) -> datetime | None:
+    return next((_time(e["at"]) for e in events if e["page"] == page and e["kind"] == kind), None)
+
+
+def _last(events: list[dict], page: str, kind: str) -> datetime | None:
+    return next((_time(e["at"]) for e in reversed(events)
+                 if e["page"] == page and e["kind"] == kind), None)
+
+
+def _verdict_columns(v: Verdict | None, optimal_length: int | None) -> dict:
+    failure = v.failure if v is not None else None
+    outcome = offline_outcome(True, "plan", failure.kind if failure else None) if v else "malformed"
+    success = outcome == "success"
+    return {
+        "outcome": outcome, "success": success,
+        "executable": v.executable if v else None,
+        "plan_length": v.length if v else None,
+        "efficiency": (optimal_length / v.length if success and v.length and optimal_length
+                       is not None else None),
+        "optimal": (v.length == optimal_length if success and optimal_length is not None
+                    else None),
+        "first_failure_step": failure.step if failure else None,
+        "first_failure_kind": failure.kind if failure else None,
+        "first_failure_action": failure.action if failure else None,
+        "first_failure_detail": failure_detail(failure, None) if failure else None,
+    }
+
+
+def _phase1(text: str | None, inst: Instance, plan: list[Step] | None) -> dict:
+    reading = read_text(text, inst.problem, inst.planbench)
+    out = {"text_reader": reading.reader, "text_outcome": "malformed", "text_length": None,
+           "text_failure_step": None, "text_detail": reading.reason, "text_agrees": None}
+    if reading.kind != "plan":
+        if reading.kind == "unsolvable":
+            out["text_detail"] = "the text says the task is unsolvable"
+        return out
+    v = validate(inst.problem, reading.steps)
+    cols = _verdict_columns(v, inst.truth.get("optimal_length"))
+    out.update(text_outcome=cols["outcome"], text_length=len(reading.steps),
+               text_failure_step=cols["first_failure_step"],
+               text_detail=cols["first_failure_detail"],
+               text_agrees=None if plan is None else
+               [format_step(s) for s in reading.steps] == [format_step(s) for s in plan])
+    return out
+
+
+def _val(inst: Instance, steps: list[Step]) -> tuple[bool | None, str | None]:
+    from planaudit.formal import witness
+
+    if not witness.available():
+        return None, None
+    plan = "".join(format_step(s) + "\n" for s in steps)
+    v = witness.run_val(inst.folder / "domain.pddl", inst.folder / "problem.pddl", plan)
+    return v.valid, v.describe()
+
+
+def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
+    """One participant's row and their events' rows."""
+    meta = export.meta
+    key = rec["instance"]
+    if key not in export.instances:
+        raise ExportError(f"{export.folder / 'records.jsonl'}: participant {rec['participant']} "
+                          f"planned {key}, which study.json does not list")
+    inst = export.instances[key]
+    truth = inst.truth
+    simulated = rec["participant"] in set(meta.get("simulated") or ())
+    answers = rec.get("answers") or {}
+    events = rec.get("events") or []
+    finished = rec.get("finished_at") is not None
+    arm = meta["arms"].get(rec["arm"]) or {}
+    optimal_length = truth.get("optimal_length")
+    row: dict = {
+        "regime": "human", "model": SIMULATED if simulated else PEOPLE,
+        "model_tier": "simulated" if simulated else "people", "reference": False,
+        "method": rec["arm"], "domain": inst.domain, "task": inst.task,
+        "disguise": inst.disguise, "solvable": bool(truth.get("solvable")),
+        "optimal_length": optimal_length, "truth_proofs": len(truth.get("proven_by") or []),
+        "detected": False, "error": None, "contract_breach": None, "truncated": False,
+        "n_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
+        "price_source": "no model call", "cache_hits": 0, "config_hash": export.config_hash,
+        "code_version": __version__, "study": export.name, "participant": rec["participant"],
+        "simulated": simulated, "finished": finished,
+        "stopped_at": None if finished else rec.get("step"),
+    }
+    phase2 = answers.get("phase2") or {}
+    plan = list(phase2.get("plan") or []) if phase2.get("submitted") else None
+    steps, bad = steps_of(plan) if plan is not None else ([], None)
+    if not finished or plan is None:
+        row.update(_verdict_columns(None, optimal_length), outcome="error", success=False,
+                   executable=None, plan_length=None, optimal=None,
+                   error=f"did not finish: stopped at {rec.get('step')}")
+        row["val_valid"] = row["val_detail"] = None
+    elif bad is not None:
+        row.update(_verdict_columns(None, optimal_length), plan_length=len(plan),
+                   first_failure_step=bad, first_failure_kind="unreadable",
+                   first_failure_action=plan[bad - 1],
+                   first_failure_detail=f"step {bad} is not an action")
+        row["val_valid"] = row["val_detail"] = None
+    else:
+        row.update(_verdict_columns(validate(inst.problem, steps), optimal_length))
+        row["val_valid"], row["val_detail"] = _val(inst, steps)
+    row.update(_phase1((answers.get("phase1") or {}).get("text"), inst,
+                       steps if plan is not None and bad is None else None))
+    row.update(_suggestion(inst, arm, answers, plan))
+    row.update(_tlx(answers.get("tlx")))
+    row.update(_times(rec, events))
+    row["latency_s"] = row["time_s"] if row["time_s"] is not None else 0.0
+    return row, _events(export, rec, simulated, events)
+
+
+def _suggestion(inst: Instance, arm: dict, answers: dict, plan: list[str] | None) -> dict:
+    sug = (arm.get("suggestion") or {}).get(inst.key)
+    if sug is None:
+        return {"suggested": False, "suggestion_valid": None, "suggestion_called_correct": None,
+                "suggestion_verbatim": None, "suggestion_distance": None,
+                "suggestion_left_at": None}
+    shown = [format_step(s) for s in steps_of(sug["plan"])[0]]
+    steps, bad = steps_of(sug["plan"])
+    valid = bad is None and validate(inst.problem, steps).valid
+    called = (answers.get("suggestion") or {}).get("correct")
+    mine = None if plan is None else [format_step(s) for s in steps_of(plan)[0]]
+    return {"suggested": True, "suggestion_valid": valid,
+            "suggestion_called_correct": None if called is None else bool(called),
+            "suggestion_verbatim": None if mine is None else mine == shown,
+            "suggestion_distance": None if mine is None else levenshtein(shown, mine),
+            "suggestion_left_at": None if mine is None else left_at(shown, mine)}
+
+
+def _tlx(answer: dict | None) -> dict:
+    ratings = (answer or {}).get("ratings") or {}
+    out = {f"tlx_{s}": (int(ratings[s]) if s in ratings else None) for s in TLX}
+    out["tlx_raw"] = (answer or {}).get("raw")
+    out["tlx_weighted"] = (answer or {}).get("weighted")
+    return out
+
+
+def _times(rec: dict, events: list[dict]) -> dict:
+    p1_view, p1_done = _first(events, "phase1", "view"), _last(events, "phase1", "submit")
+    p2_view, p2_done = _first(events, "phase2", "view"), _last(events, "phase2", "submit")
+    edits = [e for e in events if e["page"] == "phase2" and e["kind"] in EDITS]
+    return {
+        "time_s": _seconds(p1_view, p2_done), "phase1_s": _seconds(p1_view, p1_done),
+        "phase2_s": _seconds(p2_view, p2_done),
+        "total_s": _seconds(_time(rec.get("created_at")), _time(rec.get("finished_at"))),
+        "edits": len(edits),
+        "undos": sum(e["kind"] in ("undo", "remove") for e in edits),
+        "moves": sum(e["kind"] in ("up", "down") for e in edits),
+        "feedback_seen": sum(e["page"] == "phase2" and (
+            e["kind"] == "feedback" or "check" in (e.get("data") or {})) for e in events),
+    }
+
+
+def _events(export: Export, rec: dict, simulated: bool, events: list[dict]) -> list[dict]:
+    start = _time(rec.get("created_at"))
+    return [{"study": export.name, "participant": rec["participant"], "simulated": simulated,
+             "arm": rec["arm"], "instance": rec["instance"], "n": n, "page": e["page"],
+             "kind": e["kind"], "at": e["at"], "seconds": _seconds(start, _time(e["at"])),
+             "data": None if e.get("data") is None else json.dumps(e["data"], sort_keys=True)}
+            for n, e in enumerate(events, 1)]
+
+
+def judge(folder: Path | str) -> tuple[list[dict], list[dict]]:
+    """Every participant's row and every event's, from an export folder."""
+    export = Export(folder)
+    rows, events = [], []
+    for rec in export.records():
+        row, evs = judge_record(export, rec)
+        rows.append(row)
+        events += evs
+    return rows, events

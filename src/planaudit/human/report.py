@@ -1,0 +1,183 @@
+"""People in the report: a section (rates per arm with intervals, the between-arm tests
+under the config's alternative, automation bias, time, workload, the design's power) and
+a figure (validity per arm beside the models' success on the same tasks, time on task,
+raw NASA-TLX). Both read `human.analysis`, as the tables do."""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+import polars as pl
+
+from planaudit.human import analysis
+from planaudit.human.judge import SIMULATED
+
+CAPTION = ("People on the study's tasks. Left: valid plans per arm (dark) and valid plans "
+           "that are optimal (light), with 95% Wilson intervals, beside each model's success "
+           "on the same tasks (grey); middle: time on task (first view of phase 1 to the "
+           "phase-2 submission) per participant; right: raw NASA-TLX per participant. Only "
+           "finished participants; simulated participants are scripted, not people.")
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None, fmt: str = "{:.3g}") -> str:
+    return "–" if x is None else fmt.format(x)
+
+
+def people_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("regime") == "human") if "regime" in frame.columns else frame.clear()
+
+
+def model_rows_on(frame: pl.DataFrame, people: pl.DataFrame) -> pl.DataFrame:
+    """The offline and online rows on the tasks people planned (same task, same names)."""
+    if people.is_empty() or "regime" not in frame.columns:
+        return frame.clear()
+    tasks = people.select("domain", "task", "disguise").unique()
+    return frame.filter(pl.col("regime").is_in(["offline", "online"])).join(
+        tasks, on=["domain", "task", "disguise"], how="semi")
+
+
+def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float = 0.05):
+    """The people figure (ValueError with the reason when the rows cannot support it)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from planaudit.human import stats
+
+    people = people_rows(frame)
+    done = analysis.counted(people)
+    if done.is_empty():
+        raise ValueError("no finished participant in these rows")
+    groups = [(f"{a}\n({m if m != SIMULATED else 'simulated'})" if len(
+        done["model"].unique()) > 1 else a, g)
+        for (_s, m), arms in analysis.studies(done) for a, g in arms]
+    models = model_rows_on(frame, people).filter(pl.col("outcome") != "error")
+    bars = []
+    for (model, method), g in (models.partition_by(["model", "method"], maintain_order=True,
+                                                   as_dict=True).items() if models.height else []):
+        r = stats.rate(int(g["success"].sum()), g.height, alpha)
+        bars.append((f"{model}\n{method}", r))
+    bars = sorted(bars, key=lambda b: -(b[1].share or 0))[:10]
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [2.2, 1, 1]})
+    ax = axes[0]
+    x = 0
+    ticks, labels = [], []
+    for label, g in groups:
+        valid = stats.rate(int(g["success"].sum()), g.height, alpha)
+        opt = stats.rate(int(g["optimal"].fill_null(False).sum()), g.height, alpha)
+        for share, lo, hi, colour, dx in ((valid.share, valid.lo, valid.hi, "#1f4e79", -0.18),
+                                          (opt.share, opt.lo, opt.hi, "#9ec5e8", 0.18)):
+            ax.bar(x + dx, share or 0, width=0.34, color=colour)
+            if lo is not None:
+                ax.errorbar(x + dx, share, yerr=[[share - lo], [hi - share]], color="black",
+                            capsize=2, lw=0.8)
+        ax.text(x, -0.02, f"n={g.height}", ha="center", va="top", fontsize=7)
+        ticks.append(x)
+        labels.append(label)
+        x += 1
+    for label, r in bars:
+        ax.bar(x, r.share or 0, width=0.5, color="#bbbbbb")
+        if r.lo is not None:
+            ax.errorbar(x, r.share, yerr=[[r.share - r.lo], [r.hi - r.share]], color="black",
+                        capsize=2, lw=0.8)
+        ticks.append(x)
+        labels.append(label)
+        x += 1
+    ax.set_xticks(ticks, labels, rotation=30, ha="right", fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("share of plans")
+    ax.set_title("valid (dark), optimal (light); models on the same tasks (grey)")
+    rng = np.random.default_rng(seed)
+    for ax, column, title in ((axes[1], "time_s", "time on task (s)"),
+                              (axes[2], "tlx_raw", "raw NASA-TLX (0-100)")):
+        for i, (_label, g) in enumerate(groups):
+            vals = g[column].drop_nulls().to_numpy()
+            ax.scatter(i + rng.uniform(-0.15, 0.15, len(vals)), vals, s=9, alpha=0.7,
+                       color="#1f4e79")
+            if len(vals):
+                ax.hlines(np.median(vals), i - 0.3, i + 0.3, color="black", lw=1.2)
+        ax.set_xticks(range(len(groups)), [g[0] for g in groups], rotation=30, ha="right",
+                      fontsize=7)
+        ax.set_title(title)
+    if (people["simulated"].fill_null(False)).any():
+        fig.suptitle("SIMULATED participants (scripted, not people)", fontsize=9,
+                     color="#a00000", weight="bold")
+    return fig
+
+
+def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: Path) -> str:
+    """The report's section on people (empty when the rows hold none)."""
+    people = people_rows(frame)
+    if people.is_empty():
+        return ""
+    settings = config.get("study") or {}
+    alt = settings.get("alternative", "two-sided")
+    power_cfg = settings.get("power") or {}
+    rates = tuple(power_cfg.get("rates") or (0.74, 0.82))
+    target = float(power_cfg.get("power", 0.8))
+    alpha = float((config.get("analysis") or {}).get("alpha", 0.05))
+    e = html.escape
+    parts = ['<h2 id="people">People</h2>']
+    if people["simulated"].fill_null(False).any():
+        parts.append('<p class="note"><b>Simulated participants.</b> Rows of the model '
+                     f'<i>{e(SIMULATED)}</i> come from <code>planaudit study simulate</code>: '
+                     "scripted browsers, not people. Their numbers test the pipeline and say "
+                     "nothing about how people plan.</p>")
+    table = analysis.human_table(people, alpha)
+    tests = analysis.tests_table(people, alpha, alternatives=("two-sided", alt))
+    for (study, model), _arms in analysis.studies(people):
+        mine = table.filter((pl.col("study") == study) & (pl.col("model") == model))
+        lines = []
+        for r in mine.iter_rows(named=True):
+            line = (f"<li><b>{e(r['arm'])}</b>: {r['finished']} finished of {r['enrolled']}; "
+                    f"{r['valid']} valid ({_pct(r['valid_share'])}, 95% CI "
+                    f"{_pct(r['valid_lo'])}–{_pct(r['valid_hi'])}), {r['optimal']} of them "
+                    f"optimal ({_pct(r['optimal_of_valid'])}); median time "
+                    f"{_num(r['time_median_s'], '{:.0f}')} s; raw TLX "
+                    f"{_num(r['tlx_raw_mean'], '{:.1f}')}; phase-1 text readable "
+                    f"{r['text_readable']}, valid {r['text_valid']}, same plan as phase 2 "
+                    f"{r['text_agrees']}")
+            if r["wrong_suggestion_shown"]:
+                line += (f"; shown a wrong suggestion {r['wrong_suggestion_shown']}, called it "
+                         f"correct {r['called_wrong_correct']} ({_pct(r['called_share'])}), "
+                         f"submitted it verbatim {r['wrong_verbatim']}")
+            lines.append(line + ".</li>")
+        parts.append(f"<h3>Study {e(study)}: {e(model)}</h3><ul>{''.join(lines)}</ul>")
+        mine_tests = tests.filter((pl.col("study") == study) & (pl.col("model") == model))
+        if mine_tests.height:
+            said = []
+            for t in mine_tests.iter_rows(named=True):
+                if t["alternative"] != alt and not (t["alternative"] == "two-sided"
+                                                    and t["test"] == "Fisher exact"):
+                    continue
+                said.append(f"<li>{e(t['measure'])}, {e(t['second'])} against {e(t['first'])}: "
+                            f"{e(t['test'])} ({e(t['alternative'])}) statistic "
+                            f"{_num(t['statistic'])}, p = {_num(t['p'])}; {e(t['effect'])} "
+                            f"{_num(t['effect_value'])} [{_num(t['effect_lo'])}, "
+                            f"{_num(t['effect_hi'])}]</li>")
+            parts.append(f"<p>Between arms (the config's alternative: <code>{e(alt)}</code>; "
+                         "“less”: the first arm's value is the smaller; every alternative is in "
+                         f"the human_tests table):</p><ul>{''.join(said)}</ul>")
+    pw = analysis.power(people, rates, target, alpha, "two-sided")
+    need = pw["needed"]
+    reached = "; ".join(
+        f"{e(r['study'])} ({e(r['model'])}), {r['n_first']} and {r['n_second']} finished: "
+        f"power {_pct(r.get('exact_fisher'))} (Fisher, exact), {_pct(r.get('normal'))} "
+        "(normal approximation)" for r in pw["reached"])
+    parts.append(f"<p>Power: to tell {_pct(rates[0])} from {_pct(rates[1])} valid with "
+                 f"{_pct(target)} power at α = {alpha:g} (two-sided) takes "
+                 f"{need.get('exact_fisher')} participants per arm with Fisher's exact test "
+                 f"({need.get('normal')} by the normal approximation)."
+                 + (f" Reached: {reached}." if reached else "") + "</p>")
+    png = figures / "human.png"
+    if png.is_file():
+        src = Path(os.path.relpath(png, out.parent)).as_posix()
+        parts.append(f'<figure id="figure-human"><img src="{e(src)}" alt="people: {e(CAPTION)}">'
+                     f"<figcaption><b>People.</b> {e(CAPTION)}</figcaption></figure>")
+    return "\n".join(parts)

@@ -1,0 +1,88 @@
+"""`planaudit study export`: a study's records as a folder anyone may share and the
+workflow may judge. Pseudonymised (the keyed hash, never the platform id; no address is
+ever stored), self-contained (each instance's task and proven truth beside the records),
+and judged at once by the human regime (`human.judge`) into rows of the row contract and
+a table of every event.
+
+The folder:
+- `study.json`: the format, the study's name, its design, each instance's task folder,
+  each arm's feedback and suggestion plans, the pseudonyms of simulated participants
+  (platform ids `SIMULATED-...`, which `planaudit study simulate` enters);
+- `records.jsonl`: one participant a line (answers and events, as the store keeps them);
+- `tasks/<n>/`: the n-th instance's domain.pddl, problem.pddl, truth.json, brief.json;
+- `rows.parquet`, `events.parquet`: the judged rows and the events (the workflow judges
+  `records.jsonl` again, through `planaudit human shard`, when the config names the
+  folder under `study: {records: [...]}`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from planaudit import __version__, atomic
+
+SIMULATED_PREFIX = "SIMULATED-"  # platform ids of `planaudit study simulate`'s participants
+TASK_FILES = ("domain.pddl", "problem.pddl", "truth.json", "brief.json")
+
+
+def simulated(store, study: str) -> list[str]:
+    """The pseudonyms whose platform ids the simulator entered."""
+    from sqlalchemy import select
+
+    from planaudit.study.store import ledger, participants
+
+    with store.read() as conn:
+        found = conn.execute(
+            select(participants.c.pseudonym).join(
+                ledger, ledger.c.participant_id == participants.c.id)
+            .where(participants.c.study == study,
+                   ledger.c.platform_id.startswith(SIMULATED_PREFIX))).scalars().all()
+    return sorted(found)
+
+
+def export(study, materials, store, out: Path) -> dict:
+    """Write the export folder; the summary (participants, finished, simulated, rows)."""
+    import polars as pl
+
+    from planaudit.human.judge import judge
+    from planaudit.study.materials import design
+
+    out.mkdir(parents=True, exist_ok=True)
+    instances = {}
+    for n, (key, m) in enumerate(materials.instances.items(), 1):
+        folder = out / "tasks" / str(n)
+        for name in TASK_FILES:
+            atomic.copy_file(m.folder / name, folder / name)
+        instances[key] = {"folder": f"tasks/{n}", "optimal_length": m.optimal_length}
+    arms = {}
+    for arm in study.arms:
+        sug = materials.suggestions.get(arm.name)
+        arms[arm.name] = {
+            "feedback": arm.feedback, "show_state": arm.show_state,
+            "suggestion": None if sug is None else {
+                k: {"plan": v["plan"], "valid": v["check"]["valid"], "source": v["source"],
+                    "model": v["model"], "method": v["method"]} for k, v in sug.items()}}
+    records = list(store.records(study.name))
+    sims = simulated(store, study.name)
+    meta = {"format": 1, "study": study.name, "exported_at": datetime.now(UTC).isoformat(),
+            "code_version": __version__, "design": design(study, materials),
+            "instances": instances, "arms": arms, "simulated": sims,
+            "pay": dataclasses.asdict(study.pay), "participants": len(records)}
+    atomic.write_text(out / "records.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n"
+                                                      for r in records))
+    atomic.write_text(out / "study.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    rows, events = judge(out)
+    atomic.write_parquet(pl.DataFrame(rows, infer_schema_length=None), out / "rows.parquet")
+    atomic.write_parquet(pl.DataFrame(events, infer_schema_length=None, schema_overrides={
+        "data": pl.String, "seconds": pl.Float64}), out / "events.parquet")
+    summary = {"study": study.name, "out": str(out), "participants": len(records),
+               "finished": sum(r["finished"] for r in rows), "simulated": len(sims),
+               "valid": sum(r["success"] for r in rows), "events": len(events)}
+    print(f"study {study.name}: {summary['participants']} participant(s) "
+          f"({summary['finished']} finished, {summary['simulated']} simulated), "
+          f"{summary['valid']} valid plan(s), {summary['events']} event(s) -> {out}",
+          file=sys.stderr)
+    return summary

@@ -1,0 +1,222 @@
+"""People judged like models: a real `planaudit study serve` takes a small scripted cohort
+over HTTP (valid plans, a plan invalid at step k, a plan that misses the goal, unreadable
+and readable free text, a suggestion submitted verbatim, someone who stops); `planaudit
+study export` writes the rows, and every verdict agrees with `planaudit validate` (and VAL,
+where installed) on the same plan; the workflow's `planaudit human shard` judges the
+export to the same rows; `collect` takes them under the row contract."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import httpx
+import polars as pl
+import pytest
+
+from planaudit.formal import witness
+from planaudit.study.tlx import KEYS
+from tests.study_server import PLANAUDIT, RIGHT_P02, WRONG_P03, Server, entry, form_key, study_config
+
+TAG = re.compile(r'data-instance="([0-9a-f]*)"')
+ARM = re.compile(r'data-arm="([a-z]*)"')
+TASKS = {hashlib.sha256(f"blocksworld/{t}".encode()).hexdigest()[:12]: t for t in ("p02", "p03")}
+ROOT = Path(__file__).resolve().parents[1]
+
+# p03 (reverse a-b-c-d: a on b on c on d; goal d on c on b on a), its proven optimum
+RIGHT_P03 = ["(unstack a b)", "(put-down a)", "(unstack b c)", "(stack b a)", "(unstack c d)",
+             "(stack c b)", "(pick-up d)", "(stack d c)"]
+# what each scripted person does on each task: phase-1 text, phase-2 plan, answer on the
+# suggestion (suggestion arm only), where they stop (None: they finish)
+SCRIPTS = [
+    {"p02": RIGHT_P02, "p03": RIGHT_P03, "text": "plan"},            # valid, text agrees
+    {"p02": [*RIGHT_P02[:3], "(stack a b)", *RIGHT_P02[3:]], "p03": WRONG_P03,
+     "text": "Shuffle the blocks about until the tower stands."},  # invalid at step k; prose
+    {"p02": RIGHT_P02[:-1], "p03": RIGHT_P03[:-1], "text": "plan"},  # goal not reached
+    {"p02": "suggestion", "p03": "suggestion", "text": "plan", "correct": "yes"},  # verbatim
+    {"p02": RIGHT_P02, "p03": RIGHT_P03, "text": "words", "stop": "phase2"},  # stops
+    {"p02": RIGHT_P02, "p03": RIGHT_P03, "text": "words", "correct": "no"},  # text in words
+]
+SUGGESTED = {"p02": RIGHT_P02, "p03": WRONG_P03}
+
+
+def words(plan: list[str]) -> str:
+    """A plan as people write it in words ("unstack c from a")."""
+    out = []
+    for n, step in enumerate(plan, 1):
+        name, *args = step.strip("()").split()
+        joiner = {"stack": " on ", "unstack": " from "}.get(name, " ")
+        out.append(f"{n}. {name.replace('-', ' ')} {joiner.join(args)}")
+    return "\n".join(out)
+
+
+class Walker:
+    """One scripted person over HTTP, following the server's redirects."""
+
+    def __init__(self, url: str, pid: str):
+        self.http = httpx.Client(base_url=url, timeout=60)
+        r = self.http.get(entry(url, pid))
+        assert r.status_code == 303, r.text
+        self.tok, self.step = r.headers["location"].split("/")[2:]
+
+    def page(self) -> str:
+        r = self.http.get(f"/s/{self.tok}/{self.step}", follow_redirects=True)
+        assert r.status_code == 200, r.text
+        self.step = r.url.path.rsplit("/", 1)[1]
+        return r.text
+
+    def post(self, data: dict) -> None:
+        html = self.page()
+        r = self.http.post(f"/s/{self.tok}/{self.step}", data={"key": form_key(html), **data})
+        assert r.status_code == 303, r.text
+        self.step = r.headers["location"].rsplit("/", 1)[1]
+
+    def run(self, script: dict) -> dict:
+        """Walk to the end (or to `stop`); the task is read from the page's opaque tag."""
+        while self.step != "done":
+            html = self.page()
+            task = TASKS[TAG.search(html).group(1)]
+            plan = script[task] if script[task] != "suggestion" else SUGGESTED[task]
+            arm = ARM.search(html).group(1)
+            if self.step == script.get("stop"):
+                return {"task": task, "arm": arm, "plan": None}
+            if self.step == "phase1":
+                text = {"plan": "\n".join(plan), "words": words(plan)}.get(script["text"],
+                                                                           script["text"])
+                self.post({"text": text})
+            elif self.step == "phase2":
+                for action in plan:
+                    self.post({"op": "add", "action": action})
+                self.post({"op": "submit"})
+            else:
+                self.post({"consent": {"agree": "yes"},
+                           "suggestion": {"correct": script.get("correct", "no")},
+                           "tlx": dict.fromkeys(KEYS, "40")}.get(self.step, {}))
+        return {"task": task, "arm": arm, "plan": plan,
+                "correct": script.get("correct", "no") == "yes"}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("human")
+    config = study_config(tmp)
+    server = Server(config)
+    walked = []
+    try:
+        for n, script in enumerate(SCRIPTS * 2):  # each script in both arms (balanced)
+            walked.append(Walker(server.url, f"P{n:03d}").run(script))
+    finally:
+        server.kill()
+    out = tmp / "export"
+    r = subprocess.run([PLANAUDIT, "study", "export", "--config", str(config), "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return out, pl.read_parquet(out / "rows.parquet"), walked
+
+
+def validate_cli(folder: Path, plan: list[str], tmp: Path) -> dict:
+    path = tmp / "plan.txt"
+    path.write_text("\n".join(plan) + "\n")
+    r = subprocess.run([PLANAUDIT, "validate", str(folder / "domain.pddl"),
+                        str(folder / "problem.pddl"), str(path), "--json"],
+                       capture_output=True, text=True)
+    return json.loads(r.stdout)
+
+
+def test_every_verdict_agrees_with_planaudit_validate(exported, tmp_path):
+    out, rows, _walked = exported
+    meta = json.loads((out / "study.json").read_text())
+    assert rows.height == len(SCRIPTS) * 2
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    by_pseudonym = {r["participant"]: r for r in records}
+    judged = 0
+    kinds = set()
+    for row in rows.iter_rows(named=True):
+        rec = by_pseudonym[row["participant"]]
+        if row["outcome"] == "error":
+            assert not row["finished"] and row["error"].startswith("did not finish")
+            continue
+        plan = rec["answers"]["phase2"]["plan"]
+        folder = out / meta["instances"][rec["instance"]]["folder"]
+        v = validate_cli(folder, plan, tmp_path)
+        assert row["success"] == v["valid"], (row, v)
+        assert row["plan_length"] == len(plan)
+        failure = v.get("failure") or {}
+        assert row["first_failure_step"] == failure.get("step"), (row, v)
+        assert row["first_failure_kind"] == failure.get("kind"), (row, v)
+        kinds.add(row["outcome"])
+        if witness.available():
+            assert row["val_valid"] == v["valid"], row["val_detail"]
+        judged += 1
+    assert kinds == {"success", "inapplicable-action", "goal-not-reached"}
+    assert judged == rows.filter(pl.col("finished")).height == 10
+
+
+def test_phase_one_text_is_read_as_a_models_reply(exported):
+    _out, rows, _walked = exported
+    done = rows.filter(pl.col("finished"))
+    prose = done.filter(pl.col("text_detail").fill_null("").str.contains("no line reads"))
+    assert prose.height == 2 and set(prose["text_outcome"]) == {"malformed"}
+    readable = done.filter(pl.col("text_outcome") != "malformed")
+    assert readable.height == 8
+    # the text states the submitted plan (PDDL lines or words): it agrees, and its verdict is
+    # the phase-2 verdict
+    assert readable["text_agrees"].all(), readable.select("task", "method", "text_detail")
+    assert (readable["text_outcome"] == readable["outcome"]).all()
+
+
+def test_suggestion_columns(exported):
+    _out, rows, walked = exported
+    sug = rows.filter((pl.col("method") == "suggested") & pl.col("finished"))
+    assert sug["suggested"].all()
+    assert rows.filter(pl.col("method") == "unassisted")["suggested"].not_().all()
+    # the suggestion's own verdict: valid on p02, wrong on p03
+    assert dict(zip(sug["task"], sug["suggestion_valid"], strict=True)) == {"p02": True, "p03": False}
+    verbatim = sug.filter(pl.col("suggestion_verbatim"))
+    assert verbatim.height >= 1
+    assert (verbatim["suggestion_distance"] == 0).all()
+    assert verbatim["suggestion_left_at"].is_null().all()
+    # the wrong suggestion (p03) submitted verbatim, called correct as scripted
+    wrong = verbatim.filter(pl.col("task") == "p03")
+    expected = sorted(w["correct"] for w in walked if w["arm"] == "suggested"
+                      and w["task"] == "p03" and w["plan"] == WRONG_P03)
+    assert wrong.height == len(expected) >= 1 and not wrong["success"].any()
+    assert sorted(wrong["suggestion_called_correct"]) == expected
+    other = sug.filter(~pl.col("suggestion_verbatim"))
+    assert (other["suggestion_distance"] > 0).all() and other["suggestion_left_at"].is_not_null().all()
+
+
+def test_rows_are_pseudonymised_timed_and_pass_the_row_contract(exported, tmp_path):
+    out, rows, _walked = exported
+    text = (out / "records.jsonl").read_text() + (out / "study.json").read_text()
+    assert "P000" not in text and "PROLIFIC" not in text  # platform ids never leave the ledger
+    assert set(rows["regime"]) == {"human"} and set(rows["model"]) == {"people"}
+    assert not rows["simulated"].any()
+    done = rows.filter(pl.col("finished"))
+    assert done["time_s"].is_not_null().all() and (done["time_s"] >= 0).all()
+    assert (done["tlx_raw"] == 40).all()
+    events = pl.read_parquet(out / "events.parquet")
+    assert set(events["participant"]) == set(rows["participant"])
+    assert {"enrol", "view", "submit", "add"} <= set(events["kind"])
+    # the workflow's job judges the export to the same rows; collect takes them
+    shard = tmp_path / "people" / "teststudy.parquet"
+    r = subprocess.run([PLANAUDIT, "human", "shard", "--records", str(out), "--out", str(shard)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    again = pl.read_parquet(shard)
+    cols = [c for c in rows.columns if c != "val_detail"]  # VAL's line carries its seconds
+    assert again.select(cols).equals(rows.select(cols))
+    collected = tmp_path / "episodes.parquet"
+    r = subprocess.run([PLANAUDIT, "collect", "--out", str(collected), str(shard)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert pl.read_parquet(collected).filter(pl.col("regime") == "human").height == rows.height
+
+
+def test_a_bad_export_folder_is_named(tmp_path):
+    r = subprocess.run([PLANAUDIT, "human", "shard", "--records", str(tmp_path), "--out",
+                        str(tmp_path / "x.parquet")], capture_output=True, text=True)
+    assert r.returncode != 0 and f"{tmp_path}/study.json: no such file" in r.stderr
