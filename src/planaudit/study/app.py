@@ -24,6 +24,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
+from planaudit.study.cohort import instance_tag
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import Study
 from planaudit.study.store import Edit, NotReached, Participant, Store, keyed_hash
@@ -232,7 +233,9 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         arm = study.arm(p.arm)
         sug = materials.suggestions.get(p.arm, {}).get(p.instance)
         order = pages(study, p.arm)
-        ctx: dict = {"arm": arm, "material": m, "suggestion": sug}
+        # the body carries the arm and an opaque tag of the instance (a simulator reads them)
+        ctx: dict = {"arm": arm, "material": m, "suggestion": sug,
+                     "instance_tag": instance_tag(p.instance)}
         if name != order[-1]:  # the completion page is no step
             ctx.update(progress=order.index(name), steps=len(order) - 1)
         if name == "consent":
