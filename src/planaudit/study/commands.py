@@ -61,6 +61,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pl_.add_argument("--db", help="the database URL, if not the config's")
     _test_options(pl_)
     pl_.set_defaults(func=cmd_plan)
+    from planaudit.study import bonus
+
+    bo = ss.add_parser("bonus", help="bonuses from the validator's verdicts, in the platform's "
+                                     "bulk format, each participant paid once (a ledger)")
+    bonus.add_arguments(bo)
+    bo.set_defaults(func=bonus.main)
 
 
 def _test_options(p: argparse.ArgumentParser) -> None:
