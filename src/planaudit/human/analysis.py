@@ -55,12 +55,15 @@ def _flags(frame: pl.DataFrame, column: str) -> list[bool | None]:
 
 
 def studies(rows: pl.DataFrame) -> Iterator[tuple[tuple[str, str], list[tuple[str, pl.DataFrame]]]]:
-    """(study, model) -> its arms in the order people were first enrolled in them."""
+    """(study, model) -> its arms in the study config's order (the first is the baseline
+    of the tests), whatever order the rows come in."""
     if rows.is_empty():
         return
     for (study, model), g in rows.partition_by(["study", "model"], maintain_order=True,
                                                as_dict=True).items():
-        arms = list(dict.fromkeys(g["method"].to_list()))
+        order = g.group_by("method").agg(pl.col("arm_index").min()).sort(
+            "arm_index", "method", nulls_last=True)  # the study config's order
+        arms = order["method"].to_list()
         yield (study, model), [(a, g.filter(pl.col("method") == a)) for a in arms]
 
 

@@ -242,6 +242,8 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
         "price_source": "no model call", "cache_hits": 0, "config_hash": export.config_hash,
         "code_version": __version__, "study": export.name, "participant": rec["participant"],
         "simulated": simulated, "finished": finished,
+        "arm_index": (meta["arm_order"].index(rec["arm"]) if rec["arm"] in meta["arm_order"]
+                      else None),
         "stopped_at": None if finished else rec.get("step"),
     }
     phase2 = answers.get("phase2") or {}

@@ -77,9 +77,8 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
             if lo is not None:
                 ax.errorbar(x + dx, share, yerr=[[share - lo], [hi - share]], color="black",
                             capsize=2, lw=0.8)
-        ax.text(x, -0.02, f"n={g.height}", ha="center", va="top", fontsize=7)
         ticks.append(x)
-        labels.append(label)
+        labels.append(f"{label}\nn={g.height}")
         x += 1
     for label, r in bars:
         ax.bar(x, r.share or 0, width=0.5, color="#bbbbbb")
@@ -87,12 +86,13 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
             ax.errorbar(x, r.share, yerr=[[r.share - r.lo], [r.hi - r.share]], color="black",
                         capsize=2, lw=0.8)
         ticks.append(x)
-        labels.append(label)
+        labels.append(f"{label}\nn={r.n}")
         x += 1
     ax.set_xticks(ticks, labels, rotation=30, ha="right", fontsize=7)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of plans")
-    ax.set_title("valid (dark), optimal (light); models on the same tasks (grey)")
+    ax.set_title("valid (dark) and optimal (light) plans" + ("; models on the same tasks (grey)"
+                                                             if bars else ""))
     rng = np.random.default_rng(seed)
     for ax, column, title in ((axes[1], "time_s", "time on task (s)"),
                               (axes[2], "tlx_raw", "raw NASA-TLX (0-100)")):
@@ -105,6 +105,10 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
         ax.set_xticks(range(len(groups)), [g[0] for g in groups], rotation=30, ha="right",
                       fontsize=7)
         ax.set_title(title)
+        if column == "tlx_raw":
+            ax.set_ylim(0, 100)
+        else:
+            ax.set_ylim(bottom=0)
     if (people["simulated"].fill_null(False)).any():
         fig.suptitle("SIMULATED participants (scripted, not people)", fontsize=9,
                      color="#a00000", weight="bold")

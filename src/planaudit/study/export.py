@@ -69,7 +69,8 @@ def export(study, materials, store, out: Path) -> dict:
     sims = simulated(store, study.name)
     meta = {"format": 1, "study": study.name, "exported_at": datetime.now(UTC).isoformat(),
             "code_version": __version__, "design": design(study, materials),
-            "instances": instances, "arms": arms, "simulated": sims,
+            "instances": instances, "arms": arms, "arm_order": [a.name for a in study.arms],
+            "simulated": sims,
             "pay": dataclasses.asdict(study.pay), "participants": len(records)}
     atomic.write_text(out / "records.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n"
                                                       for r in records))
