@@ -15,6 +15,7 @@ include: "workflow/rules/regimes.smk"
 include: "workflow/rules/estimate.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/study.smk"
 
 
 rule all:
@@ -22,4 +23,5 @@ rule all:
         SUMMARY,
         TABLE_FILES,
         REPORT_INDEX,
+        STUDY_OUTPUTS,
     default_target: True
