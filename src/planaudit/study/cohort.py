@@ -396,14 +396,12 @@ def _script(r: Reader, s, where: list, instances: list[str]) -> Script:
             if pick not in pair:
                 r.fail([*where, "tlx_pairs", i], f"'{pick}' is not one of {pair[0]}/{pair[1]}")
         pairs = tuple(v)
-    for f in faults:
-        if f.after is not None:
-            for key, edits in plan.items():
-                if f.after > len(edits):
-                    at = [*where, "plan"] + ([key] if isinstance(s["plan"], dict) else [])
-                    r.fail([*where, "faults"], f"reload after edit {f.after}, but the plan "
-                           f"{'for ' + key + ' ' if key != ANY else ''}has {len(edits)} edit(s) "
-                           f"(line {r.line(at)})")
+    for i, f in enumerate(faults):
+        for key, edits in plan.items() if f.after is not None else ():
+            if f.after > len(edits):
+                on = f" on {key}" if key != ANY else ""
+                r.fail([*where, "faults", i, "after"], f"reload after edit {f.after}, but the "
+                       f"plan{on} has {len(edits)} edit(s)")
     return Script(sid, arms, text, plan, correct, tlx, pairs, faults, r.line(where))
 
 
