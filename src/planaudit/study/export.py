@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from planaudit import __version__, atomic
+from planaudit.study.cohort import SIMULATED_PREFIX  # the simulator's platform ids
 
-SIMULATED_PREFIX = "SIMULATED-"  # platform ids of `planaudit study simulate`'s participants
 TASK_FILES = ("domain.pddl", "problem.pddl", "truth.json", "brief.json")
 
 
