@@ -19,7 +19,7 @@ TEST_WORKERS ?= logical
 # Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
 EEE    := every-eval-ever==0.3.0
 
-.PHONY: run run-local test lint suite clean
+.PHONY: run run-local study-demo test lint suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ run: $(STAMP)
 run-local: $(STAMP)
 	$(BIN)/python local/run.py --config config/local.yaml --cores 2
 
+# a study with SIMULATED participants (Chromium), from server to the report's People section
+study-demo: $(STAMP)
+	$(BIN)/python demo/study_demo.py --cores 2
+
 suite: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) suite
 
@@ -41,7 +45,7 @@ test: $(STAMP)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks demo local
 	$(BIN)/snakemake --lint --cores 1
 
 clean:
