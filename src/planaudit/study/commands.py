@@ -67,6 +67,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                      "bulk format, each participant paid once (a ledger)")
     bonus.add_arguments(bo)
     bo.set_defaults(func=bonus.main)
+    from planaudit.study import cohorts, simulate
+
+    co = ss.add_parser("cohort", help="a cohort file of simulated participants scripted to "
+                                      "given counts per arm and intent")
+    cohorts.add_arguments(co)
+    co.set_defaults(func=cohorts.main)
+    si = ss.add_parser("simulate", help="play a cohort file's scripted participants in headless "
+                                        "Chromium against a running study (SIMULATED-... ids)")
+    simulate.add_arguments(si)
+    si.set_defaults(func=simulate.main)
 
 
 def _test_options(p: argparse.ArgumentParser) -> None:
