@@ -43,9 +43,9 @@ participants:                  # required: the scripts, in the order they are ha
 
 Pages, in a participant's order: consent, instructions, example, phase1, phase2,
 suggestion (only in an arm that shows a suggestion), tlx, then the completion page.
-`text` is needed unless the script abandons before phase 1, `plan` unless it abandons
-before phase 2 (its edits must leave at least one step), `tlx` unless it abandons before
-the TLX page. `suggestion_correct` is needed when the script meets a suggestion page;
+`text` is needed unless the script abandons on or before phase 1, `plan` unless it
+abandons on or before phase 2 (its edits must leave at least one step), `tlx` unless it
+abandons on or before the TLX page. `suggestion_correct` is needed when the script meets a suggestion page;
 the file cannot know which arms show one, so a missing answer is an error of the run.
 
 Instances. The page does not tell a participant's instance by name (a disguised task's
@@ -221,14 +221,6 @@ class Cohort:
     def resolve(self, tag: str) -> str | None:
         """The instance key whose `instance_tag` is `tag`, if the cohort names it."""
         return next((k for k in self.known_instances() if instance_tag(k) == tag), None)
-
-    def by_arm(self) -> dict[str, int]:
-        """Scripts per arm named (a script for any arm under '*')."""
-        out: dict[str, int] = {}
-        for s in self.participants:
-            name = ANY if s.arms is None else "|".join(s.arms)
-            out[name] = out.get(name, 0) + 1
-        return out
 
 
 # -- reading ---------------------------------------------------------------------------

@@ -310,7 +310,7 @@ class Run:
         `twice`, the same form (the same idempotency key) posted a second time at once,
         as a double click sends it, which the server must ignore."""
         if await button.count() != 1:
-            raise Surprise(name, f"the page has no single button {await _name(button)}")
+            raise Surprise(name, f"the page has no single button {button}")
         if not twice:
             async with page.expect_navigation():
                 await button.click()
@@ -377,10 +377,6 @@ class Run:
 
 def _button(page, name: str):
     return page.get_by_role("button", name=name, exact=True)
-
-
-async def _name(locator) -> str:
-    return str(locator)
 
 
 async def _describe(page, response=None) -> str:
