@@ -21,7 +21,9 @@ SEMANTICS = ROOT.parent / "shared" / "conformance" / "semantics"
 SLOW_FILES = ("test_cluster.py", "test_disguise.py", "test_resilience.py", "test_live_model.py",
               "test_workflow.py", "test_truth.py", "test_task_selection.py",
               "test_acpbench_questions.py", "test_curriculum.py", "test_harness.py",
-              "test_inspect_log.py", "test_study_server.py", "test_study_browser.py")
+              "test_inspect_log.py", "test_human_paper.py", "test_study_server.py",
+              "test_study_browser.py", "test_study_simulate.py", "test_study_cohorts.py",
+              "test_human_export.py")
 SUITE_DOMAINS = ("blocksworld", "gripper", "logistics", "loadbalancing", "hospital")
 # buy costs (price): 100 until one haggles (itself cost 1); the optimum, haggle then buy,
 # costs 2. A cost taken from the initial state, or by ENHSP, gets this task wrong.

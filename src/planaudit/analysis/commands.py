@@ -216,13 +216,16 @@ def _without_curriculum(frame):
     online rows (every figure but ACPBench's and the design section are drawn on them),
     and the ACPBench rows, for ACPBench's figure only (analysis.tables.main_rows and
     acpbench_rows keep them apart there). The curriculum and the disguises have their own
-    tables."""
+    tables. A regime that draws its own figures or writes its own report section (people's)
+    keeps its rows too."""
     import polars as pl
 
     from planaudit.analysis.rows import ACPBENCH, MAIN_REGIMES
     from planaudit.analysis.tables import undisguised
+    from planaudit.regime import regimes
 
-    return undisguised(frame.filter(pl.col("regime").is_in([*MAIN_REGIMES, ACPBENCH])))
+    own = [n for n, r in regimes().items() if r.drawings or r.report is not None]
+    return undisguised(frame.filter(pl.col("regime").is_in([*MAIN_REGIMES, ACPBENCH, *own])))
 
 
 def cmd_figures(args) -> int:

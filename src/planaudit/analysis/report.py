@@ -617,7 +617,12 @@ def build(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: P
                     f'<p class="caption">{esc(TABLE_CAPTIONS.get(name, ""))}{also}</p>'
                     f"{render_table(path, references, out)}</section>")
     body.append(figures_html(frame, figures, out))
-    body += regime_sections(frame, config, tables, figures, out)
+    sections = regime_sections(frame, config, tables, figures, out)
+    body += sections
+    for text in sections:  # each section's heading in the header's links
+        m = re.match(r'\s*<h2 id="([^"]+)">([^<]+)</h2>', text)
+        if m:
+            body[0] = body[0].replace("</nav>", f' <a href="#{m.group(1)}">{m.group(2)}</a></nav>')
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<link rel="icon" href="data:,">'

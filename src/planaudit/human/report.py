@@ -16,7 +16,8 @@ from planaudit.human.judge import SIMULATED
 
 CAPTION = ("People on the study's tasks. Left: valid plans per arm (dark) and valid plans "
            "that are optimal (light), with 95% Wilson intervals, beside each model's success "
-           "on the same tasks (grey); middle: time on task (first view of phase 1 to the "
+           "on the same tasks, its methods pooled per regime (grey; reference models are "
+           "calibrators, not LLMs); middle: time on task (first view of phase 1 to the "
            "phase-2 submission) per participant; right: raw NASA-TLX per participant. Only "
            "finished participants; simulated participants are scripted, not people.")
 
@@ -42,6 +43,11 @@ def model_rows_on(frame: pl.DataFrame, people: pl.DataFrame) -> pl.DataFrame:
         tasks, on=["domain", "task", "disguise"], how="semi")
 
 
+def _err(share: float, lo: float, hi: float) -> list[list[float]]:
+    """An interval as error bars (a bound a rounding past the share is the share)."""
+    return [[max(0.0, share - lo)], [max(0.0, hi - share)]]
+
+
 def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float = 0.05):
     """The people figure (ValueError with the reason when the rows cannot support it)."""
     import numpy as np
@@ -57,12 +63,13 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
         done["model"].unique()) > 1 else a, g)
         for (_s, m), arms in analysis.studies(done) for a, g in arms]
     models = model_rows_on(frame, people).filter(pl.col("outcome") != "error")
-    bars = []
-    for (model, method), g in (models.partition_by(["model", "method"], maintain_order=True,
+    bars = []  # each model per regime, its methods pooled: how models fare on these tasks
+    for (model, regime), g in (models.partition_by(["model", "regime"], maintain_order=True,
                                                    as_dict=True).items() if models.height else []):
         r = stats.rate(int(g["success"].sum()), g.height, alpha)
-        bars.append((f"{model}\n{method}", r))
-    bars = sorted(bars, key=lambda b: -(b[1].share or 0))[:10]
+        tag = " (ref.)" if g["reference"].any() else ""
+        bars.append((f"{model}{tag}\n{regime}", r))
+    bars = bars[:10]
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [2.2, 1, 1]})
     ax = axes[0]
@@ -75,7 +82,7 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
                                           (opt.share, opt.lo, opt.hi, "#9ec5e8", 0.18)):
             ax.bar(x + dx, share or 0, width=0.34, color=colour)
             if lo is not None:
-                ax.errorbar(x + dx, share, yerr=[[share - lo], [hi - share]], color="black",
+                ax.errorbar(x + dx, share, yerr=_err(share, lo, hi), color="black",
                             capsize=2, lw=0.8)
         ticks.append(x)
         labels.append(f"{label}\nn={g.height}")
@@ -83,12 +90,12 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
     for label, r in bars:
         ax.bar(x, r.share or 0, width=0.5, color="#bbbbbb")
         if r.lo is not None:
-            ax.errorbar(x, r.share, yerr=[[r.share - r.lo], [r.hi - r.share]], color="black",
+            ax.errorbar(x, r.share, yerr=_err(r.share, r.lo, r.hi), color="black",
                         capsize=2, lw=0.8)
         ticks.append(x)
         labels.append(f"{label}\nn={r.n}")
         x += 1
-    ax.set_xticks(ticks, labels, rotation=30, ha="right", fontsize=7)
+    ax.set_xticks(ticks, labels, rotation=55, ha="right", rotation_mode="anchor", fontsize=7)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of plans")
     ax.set_title("valid (dark) and optimal (light) plans" + ("; models on the same tasks (grey)"
@@ -143,7 +150,7 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                     f"{r['valid']} valid ({_pct(r['valid_share'])}, 95% CI "
                     f"{_pct(r['valid_lo'])}–{_pct(r['valid_hi'])}), {r['optimal']} of them "
                     f"optimal ({_pct(r['optimal_of_valid'])}); median time "
-                    f"{_num(r['time_median_s'], '{:.0f}')} s; raw TLX "
+                    f"{_num(r['time_median_s'], '{:.3g}')} s; raw TLX "
                     f"{_num(r['tlx_raw_mean'], '{:.1f}')}; phase-1 text readable "
                     f"{r['text_readable']}, valid {r['text_valid']}, same plan as phase 2 "
                     f"{r['text_agrees']}")
