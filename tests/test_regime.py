@@ -240,6 +240,31 @@ def test_builtin_regimes_declare_their_columns_epochs_tools_and_layout():
     assert found["offline"].shard_fields(["m", "direct"]) is None
 
 
+def test_people_are_a_regime_like_any_other():
+    """People's rows (regime `human`) come through the registry: their section (`study`,
+    a key other than the name), columns, tables, figure and report section, their rows
+    beside the models' in the main table; no other module names the regime."""
+    import re
+
+    from planaudit.analysis.collect import default_schema, load_schema
+    from planaudit.analysis.outputs import regime_figures, table_names
+    from planaudit.regime import regimes
+
+    human = regimes()["human"]
+    assert human.key == "study" and human.name == "human" and human.beside
+    assert {"participant", "suggestion_verbatim", "tlx_raw", "text_agrees"} <= set(human.columns)
+    assert set(load_schema(default_schema())["properties"]) >= set(human.columns)
+    assert {"human", "human_tests"} <= set(table_names())
+    assert regime_figures(["human"]) == ["human"] and human.report is not None
+    src = ROOT / "src" / "planaudit"
+    for path in src.rglob("*.py"):
+        if path.is_relative_to(src / "human"):
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            assert not re.search(r"""regime["')\]]*\s*==\s*["']human["']""", line), \
+                f"{path}:{n} branches on the human regime: {line.strip()}"
+
+
 def test_the_workflow_rules_name_no_regime():
     """The rules iterate the registry: no rule file branches on a built-in regime's name
     (a comment may name one), and a regime's own figures come from `Regime.figures`."""
@@ -247,7 +272,7 @@ def test_the_workflow_rules_name_no_regime():
 
     from planaudit.analysis.outputs import regime_figures
 
-    names = ("offline", "online", "curriculum", "acpbench")
+    names = ("offline", "online", "curriculum", "acpbench", "human")
     for path in [*sorted((ROOT / "workflow" / "rules").glob("*.smk")), ROOT / "Snakefile"]:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#", 1)[0]

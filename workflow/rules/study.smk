@@ -7,7 +7,7 @@
 STUDY = config.get("study") or {}
 STUDY_DIR = f"{RESULTS}/study/analysis"
 STUDY_OUTPUTS = (
-    [f"{STUDY_DIR}/analysis.json", f"{STUDY_DIR}/human.csv", f"{STUDY_DIR}/human_tests.csv", f"{STUDY_DIR}/human.png"]
+    [f"{STUDY_DIR}/{f}" for f in ("analysis.json", "arms.csv", "tests.csv", "people.png")]
     if STUDY.get("records")
     else []
 )

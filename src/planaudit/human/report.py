@@ -31,6 +31,7 @@ def _num(x: float | None, fmt: str = "{:.3g}") -> str:
 
 
 def people_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """The human regime's rows of a frame of collected rows (none where it has no regime)."""
     return frame.filter(pl.col("regime") == "human") if "regime" in frame.columns else frame.clear()
 
 

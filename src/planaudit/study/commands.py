@@ -50,7 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--episodes", metavar="FILE",
                      help="collected rows (results/episodes.parquet): their people's rows")
     an.add_argument("--out", required=True, metavar="DIR",
-                    help="where human.csv, human_tests.csv, analysis.json, human.png go")
+                    help="where arms.csv, tests.csv (and .md, .tex), analysis.json and "
+                         "people.png go")
     _test_options(an)
     an.add_argument("--seed", type=int, default=0)
     an.add_argument("--bootstrap", type=int, default=2000)
@@ -237,7 +238,7 @@ def cmd_analyze(args) -> int:
     from planaudit import atomic
     from planaudit.analysis.tables import write_table
     from planaudit.human import analysis
-    from planaudit.human.report import draw
+    from planaudit.human.report import draw, people_rows
 
     rates = _rates(args)
     source = Path(args.records) / "rows.parquet" if args.records else Path(args.episodes)
@@ -245,14 +246,14 @@ def cmd_analyze(args) -> int:
         raise InputError(f"{source}: no such file"
                          + (" (run `planaudit study export` first)" if args.records else ""))
     rows = pl.read_parquet(source)
-    people = rows.filter(pl.col("regime") == "human") if "regime" in rows.columns else rows
+    people = people_rows(rows)
     if people.is_empty():
         raise InputError(f"{source}: no people's rows (regime human)")
     out = Path(args.out)
     human = analysis.human_table(people, args.alpha)
     tests = analysis.tests_table(people, args.alpha, args.seed, args.bootstrap)
     power = analysis.power(people, rates, args.power, args.alpha, "two-sided")
-    for name, frame in (("human", human), ("human_tests", tests)):
+    for name, frame in (("arms", human), ("tests", tests)):  # the report's human, human_tests
         write_table(frame, name, out)
     chosen = tests.filter(pl.col("alternative") == args.alternative)
     atomic.write_text(out / "analysis.json", json.dumps(
@@ -262,7 +263,7 @@ def cmd_analyze(args) -> int:
     from planaudit.analysis.figures import save
 
     try:
-        save(draw(people, args.seed, args.bootstrap, args.alpha), out, "human")
+        save(draw(people, args.seed, args.bootstrap, args.alpha), out, "people")
     except ValueError as e:
         print(f"study analyze: figure not drawn: {e}", file=sys.stderr)
     print(summary_text(human, chosen, power, args.alternative))
