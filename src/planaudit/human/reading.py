@@ -33,6 +33,8 @@ def vocabulary(task: Task) -> tuple[list[tuple[str, str]], list[tuple[str, int]]
     for name, action in task.domain.actions.items():
         phrase = name.replace("-", " ").replace("_", " ").lower()
         rewrites.append((phrase, name))
+        if phrase != name.lower():  # "put-down b" as written in the list is a step too
+            rewrites.append((name.lower(), name))
         acts.append((name, len(action.params)))
     rewrites.sort(key=lambda r: -len(r[0]))  # "put down" before "put"
     objects = {o.lower(): o for o in task.objects}
