@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,6 +27,11 @@ RIGHT_P02 = ["(unstack c a)", "(put-down c)", "(pick-up b)", "(stack b c)", "(pi
              "(stack a b)"]
 WRONG_P03 = ["(unstack a b)", "(put-down a)", "(unstack b c)", "(stack b a)", "(pick-up d)"]
 KEY = re.compile(r'name="key" value="([0-9a-f]{32})"')
+# the system Chromium the simulated participants drive; CI installs it (.ci/run): there a
+# missing browser is a failure, not a skip
+CHROMIUM = os.environ.get("PLANAUDIT_CHROMIUM") or shutil.which("chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM and not os.environ.get("CI"),
+                                    reason="chromium not installed")
 
 
 def experiment(tmp: Path) -> Path:

@@ -18,7 +18,9 @@ import pytest
 import yaml
 from scipy import stats as sps
 
-from tests.study_server import PLANAUDIT, RIGHT_P02, WRONG_P03, Server, study_config
+from tests.study_server import PLANAUDIT, RIGHT_P02, WRONG_P03, Server, needs_chromium, study_config
+
+pytestmark = needs_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 WRONG_P02 = [*RIGHT_P02[:3], "(stack a b)", *RIGHT_P02[3:]]  # fails at step 4

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import re
-import shutil
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
@@ -28,9 +26,8 @@ from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
 from planaudit.study.simulate import simulate_sync
 from planaudit.study.store import Store, keyed_hash
-from tests.study_server import Server, study_config
+from tests.study_server import CHROMIUM, Server, needs_chromium, study_config
 
-CHROMIUM = os.environ.get("PLANAUDIT_CHROMIUM") or shutil.which("chromium")
 # the issue's example counts
 COUNTS = """\
 seed: 0
@@ -211,7 +208,7 @@ def test_counts_the_study_cannot_meet_are_refused(study, tmp_path, counts, says)
     assert not (tmp_path / "c.yaml").exists()
 
 
-@pytest.mark.skipif(not CHROMIUM and not os.environ.get("CI"), reason="chromium not installed")
+@needs_chromium
 def test_a_generated_cohort_stores_plans_with_their_verdicts(study, tmp_path, capsys):
     """Generated, served, simulated: each stored phase-2 plan has its script's verdict on the
     instance the server gave, and the suggestion answers are the scripted ones."""

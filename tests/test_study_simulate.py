@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
-import shutil
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,15 +24,10 @@ from planaudit.study.cohort import SIMULATED_PREFIX, TLX_PAIRS, instance_tag, lo
 from planaudit.study.settings import load_study
 from planaudit.study.simulate import add_arguments, main, simulate_sync
 from planaudit.study.store import Store, ledger
-from tests.study_server import Server, free_port, study_config
+from tests.study_server import CHROMIUM, Server, free_port, needs_chromium, study_config
 
-CHROMIUM = os.environ.get("PLANAUDIT_CHROMIUM") or shutil.which("chromium")
 P02, P03 = "blocksworld/p02", "blocksworld/p03"
 TLX = ("mental", "physical", "temporal", "performance", "effort", "frustration")
-
-# CI installs chromium (.ci/run): there a missing browser is a failure, not a skip.
-needs_chromium = pytest.mark.skipif(not CHROMIUM and not os.environ.get("CI"),
-                                    reason="chromium not installed")
 
 
 @pytest.fixture(scope="module")
