@@ -41,18 +41,23 @@ def merge(base: dict, over: Mapping) -> dict:
     return out
 
 
-def _read(path: Path) -> tuple[dict, yaml.Node | None]:
+def read_yaml(path: Path, kind: str = "config") -> tuple[object, yaml.Node | None]:
+    """A YAML file's data and its composed nodes (for the lines of errors); ConfigError
+    names the file for a missing one, a folder, or text that is not YAML."""
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
+        raise ConfigError(f"{path}: no such {kind} file") from None
     except IsADirectoryError:
-        raise ConfigError(f"{path}: a folder, not a config file") from None
+        raise ConfigError(f"{path}: a folder, not a {kind} file") from None
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
+        return yaml.safe_load(text), yaml.compose(text)
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not YAML: {e}") from None
+
+
+def _read(path: Path) -> tuple[dict, yaml.Node | None]:
+    data, node = read_yaml(path)
     if data is None:
         return {}, None
     if not isinstance(data, dict):

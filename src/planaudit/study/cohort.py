@@ -79,7 +79,7 @@ from pathlib import Path
 
 import yaml
 
-from planaudit.config import ConfigError, field_name
+from planaudit.config import ConfigError, field_name, read_yaml
 from planaudit.study.tlx import PAIRS as TLX_PAIRS
 
 FORMAT = 1
@@ -273,17 +273,7 @@ class Reader:
 def load_cohort(path: str | Path) -> Cohort:
     """The cohort file at `path`, checked; ConfigError names file:line: field."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such cohort file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: a folder, not a cohort file") from None
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not YAML: {e}") from None
+    data, node = read_yaml(path, "cohort")
     r = Reader(path, data, node)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1: a cohort file is a mapping (format, participants, ...): "

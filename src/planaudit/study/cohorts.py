@@ -458,13 +458,3 @@ def main(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}", file=sys.stderr)
     return EXIT_OK
 
-
-if __name__ == "__main__":  # until the command line lists it: python -m planaudit.study.cohorts
-    parser = argparse.ArgumentParser(prog="planaudit study cohort", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    try:
-        sys.exit(main(parser.parse_args()))
-    except InputError as e:
-        print(f"planaudit: {e}", file=sys.stderr)
-        sys.exit(2)

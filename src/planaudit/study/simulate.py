@@ -453,13 +453,3 @@ def main(args: argparse.Namespace) -> int:
     print(json.dumps(summary.to_json(), indent=1))
     return EXIT_OK if summary.ok else EXIT_NEGATIVE
 
-
-if __name__ == "__main__":  # until the command line lists it: python -m planaudit.study.simulate
-    parser = argparse.ArgumentParser(prog="planaudit study simulate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    try:
-        sys.exit(main(parser.parse_args()))
-    except InputError as e:
-        print(f"planaudit: {e}", file=sys.stderr)
-        sys.exit(2)
