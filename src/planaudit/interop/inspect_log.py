@@ -47,7 +47,8 @@ def inspect_model(row: dict) -> str:
 def groups(results: Path) -> dict[tuple, list[Path]]:
     """Shards by (regime, model, method, plan setting), read from each shard's path by its
     regime's `Regime.layout` (the registry's, so a regime kept outside planaudit and named
-    in PLANAUDIT_REGIMES exports like a built-in one)."""
+    in PLANAUDIT_REGIMES exports like a built-in one); a regime whose layout names no
+    method (people's: a study's participants, no model conversation) is left out."""
     from planaudit.regime import PLUGINS, regimes
 
     root = results / "episodes"
@@ -63,6 +64,8 @@ def groups(results: Path) -> dict[tuple, list[Path]]:
             raise InteropError(f"{shard}: not a shard of a known regime ('{parts[0]}'; have: "
                                f"{', '.join(known)}; a regime kept outside planaudit is "
                                f"named in {PLUGINS})")
+        if "method" not in regime.layout:
+            continue  # not runs of a model's method (people's rows): no Inspect eval log
         fields = regime.shard_fields(parts[1:])
         if fields is None or not {"model", "method"} <= set(fields):
             layout = "/".join(f"<{f}>" for f in regime.layout)
