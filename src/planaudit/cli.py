@@ -83,6 +83,16 @@ EXAMPLES = {
              "# or: planaudit study status --config config/study.yaml",
     "serve": "planaudit study serve --config config/study.yaml --port 8000",
     "status": "planaudit study status --config config/study.yaml",
+    "export": "planaudit study export --config config/study.yaml --out results/study/pilot/export",
+    "analyze": "planaudit study analyze --records results/study/pilot/export "
+               "--out results/study/pilot/analysis --alternative greater",
+    "plan": "planaudit study plan --rates 0.74 0.82 --power 0.8",
+    "bonus": "planaudit study bonus --config config/study.yaml --out bonuses.csv --dry-run",
+    "cohort": "planaudit study cohort --config config/study.yaml --counts config/study-demo.yaml "
+              "--out cohort.yaml",
+    "simulate": "planaudit study simulate --cohort cohort.yaml --url http://127.0.0.1:8000/",
+    "human": "planaudit human shard --records results/study/pilot/export "
+             "--out results/episodes/human/people/pilot.parquet",
     "score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
     "acpbench": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json",
     "gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",

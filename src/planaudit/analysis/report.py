@@ -31,6 +31,21 @@ TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compli
                "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
                "repair", "curriculum", "acpbench", "disguise")
 TABLE_CAPTIONS = {
+    "same_tasks": "The main table on the tasks people planned only (a study's instances, "
+                  "under the same names): every model and method on exactly those tasks, "
+                  "then people per arm (n_tasks counts participants), so people and models "
+                  "are compared on the same instances.",
+    "human": "People per study, model (people, or simulated participants: scripts, not "
+             "people) and arm: valid plans (the formal core's verdict on the phase-2 plan) "
+             "with 95% Wilson intervals, the optimal share of the valid ones, phase-1 texts "
+             "readable, valid and agreeing with phase 2, time on task, raw NASA-TLX, and "
+             "automation bias (of those shown a wrong suggestion: called it correct, "
+             "submitted it verbatim). Finished participants only.",
+    "human_tests": "The first arm of each study against each other arm, every alternative "
+                   "(less: the first arm's value is the smaller): Fisher's exact and "
+                   "Boschloo's tests on validity with Newcombe's interval on the difference; "
+                   "Welch's t, Student's t and Mann–Whitney U on time on task and raw TLX, "
+                   "with Hedges' g and the rank-biserial correlation and their intervals.",
     "acpbench": "ACPBench's atomic questions, laid out as its paper's tables: per form (bool "
                 "yes/no, mcq multiple choice, gen generative) and question type (app "
                 "applicable actions, val validation, prog progression, reach reachable atoms, "

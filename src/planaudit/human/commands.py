@@ -12,7 +12,10 @@ from planaudit.commandline import EXIT_OK, InputError
 def add_parser(sub, config_arg) -> None:
     h = sub.add_parser("human", help="people's rows: a study's records judged like models' answers")
     hs = h.add_subparsers(dest="human_command", required=True)
-    sh = hs.add_parser("shard", help="judge one study's exported records into rows")
+    sh = hs.add_parser("shard", help="judge one study's exported records into rows",
+                       epilog="example:\n  planaudit human shard --records "
+                              "results/study/pilot/export --out "
+                              "results/episodes/human/people/pilot.parquet")
     config_arg(sh)
     sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
     sh.add_argument("--model", default="people", help="the subject the workflow names (people)")

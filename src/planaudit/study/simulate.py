@@ -428,12 +428,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", required=True, help="the study's address (where participants "
                                                 "enter, e.g. http://127.0.0.1:8000/)")
     p.add_argument("--concurrency", type=int, default=4, metavar="N",
-                   help="participants at once (default 4)")
+                   help="participants at once (default: 4)")
     p.add_argument("--out", metavar="SUMMARY.json", help="also write the summary here")
     p.add_argument("--chromium", metavar="PATH",
                    help=f"the Chromium to drive (default ${CHROMIUM_ENV}, else {DEFAULT_CHROMIUM})")
     p.add_argument("--timeout", type=float, default=WAIT_MS / 1000, metavar="SECONDS",
-                   help="how long a page may take to come (default %(default)s)")
+                   help="how long a page may take to come (default: %(default)s)")
 
 
 def main(args: argparse.Namespace) -> int:
