@@ -196,12 +196,17 @@ def test_the_report_says_how_often_val_disagreed_and_warns_on_the_unexplained(tm
 
 
 def test_captions_for_snakemake_report_match_the_report():
+    from planaudit.regime import regimes
+
     folder = ROOT / "workflow" / "report"
-    for kind, captions in (("figure", figures.CAPTIONS), ("table", TABLE_CAPTIONS)):
+    drawn = {name: d.caption for r in regimes().values() for name, d in r.drawings.items()}
+    for kind, captions in (("figure", figures.CAPTIONS), ("figure", drawn),
+                           ("table", TABLE_CAPTIONS)):
         for name, text in captions.items():
             path = folder / f"{kind}-{name}.rst"
             assert " ".join(path.read_text().split()) == text, path.name
-    assert len(list(folder.glob("*.rst"))) == len(figures.CAPTIONS) + len(TABLE_CAPTIONS) + 1
+    assert len(list(folder.glob("*.rst"))) == (len(figures.CAPTIONS) + len(drawn)
+                                               + len(TABLE_CAPTIONS) + 1)
     assert "reference" in (folder / "workflow.rst").read_text()
 
 

@@ -19,7 +19,7 @@ rule study_analysis:
     output:
         STUDY_OUTPUTS or [f"{STUDY_DIR}/analysis.json"],
     params:
-        out=STUDY_DIR,
+        out=lambda wc, output: Path(output[0]).parent,
         alternative=STUDY.get("alternative", "two-sided"),
         rates=" ".join(str(r) for r in (STUDY.get("power") or {}).get("rates", [0.74, 0.82])),
         power=(STUDY.get("power") or {}).get("power", 0.8),

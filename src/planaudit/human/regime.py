@@ -87,9 +87,13 @@ def _report(frame, config, tables, figures, out) -> str:
     return section(frame, config, tables, figures, out)
 
 
-CAPTION = ("People on the study's tasks: valid and optimal plans per arm with 95% Wilson "
-           "intervals beside the models' success on the same tasks, time on task, raw "
-           "NASA-TLX (finished participants; simulated ones are scripted, not people).")
+CAPTION = ("People on the study's tasks. Left: valid plans per arm (dark) and valid plans "
+           "that are optimal (light), as shares of the finished participants, with 95% Wilson "
+           "intervals, beside each model's success on the same tasks, its methods pooled per "
+           "regime (grey; reference models are calibrators, not LLMs); middle: time on task "
+           "(first view of phase 1 to the phase-2 submission) per participant, the line the "
+           "median; right: raw NASA-TLX per participant. Only finished participants; "
+           "simulated participants are scripted, not people.")
 
 register(Regime(
     schema=section_schema(__file__), section="study",

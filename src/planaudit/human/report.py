@@ -13,13 +13,7 @@ import polars as pl
 
 from planaudit.human import analysis
 from planaudit.human.judge import SIMULATED
-
-CAPTION = ("People on the study's tasks. Left: valid plans per arm (dark) and valid plans "
-           "that are optimal (light), with 95% Wilson intervals, beside each model's success "
-           "on the same tasks, its methods pooled per regime (grey; reference models are "
-           "calibrators, not LLMs); middle: time on task (first view of phase 1 to the "
-           "phase-2 submission) per participant; right: raw NASA-TLX per participant. Only "
-           "finished participants; simulated participants are scripted, not people.")
+from planaudit.human.regime import CAPTION
 
 
 def _pct(x: float | None) -> str:
