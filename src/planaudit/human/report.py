@@ -13,7 +13,6 @@ import polars as pl
 
 from planaudit.human import analysis
 from planaudit.human.judge import SIMULATED
-from planaudit.human.regime import CAPTION
 
 
 def _pct(x: float | None) -> str:
@@ -181,9 +180,12 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                  f"{need.get('exact_fisher')} participants per arm with Fisher's exact test "
                  f"({need.get('normal')} by the normal approximation)."
                  + (f" Reached: {reached}." if reached else "") + "</p>")
+    from planaudit.regime import get
+
+    caption = get("human").drawings["human"].caption  # the one caption (human/regime.py)
     png = figures / "human.png"
     if png.is_file():
         src = Path(os.path.relpath(png, out.parent)).as_posix()
-        parts.append(f'<figure id="figure-human"><img src="{e(src)}" alt="people: {e(CAPTION)}">'
-                     f"<figcaption><b>People.</b> {e(CAPTION)}</figcaption></figure>")
+        parts.append(f'<figure id="figure-human"><img src="{e(src)}" alt="people: {e(caption)}">'
+                     f"<figcaption><b>People.</b> {e(caption)}</figcaption></figure>")
     return "\n".join(parts)
