@@ -27,6 +27,7 @@ from sqlalchemy import create_engine, inspect, make_url, select, text
 from planaudit.commandline import InputError
 from planaudit.study import bonus
 from planaudit.study.app import pages
+from planaudit.study.commands import bonus_arguments
 from planaudit.study.materials import resolve
 from planaudit.study.settings import Pay, load_study
 from planaudit.study.store import Store, bonuses, keyed_hash
@@ -134,7 +135,7 @@ class Cohort:
 
 def run(cfg: Path, db: str | None, out: Path, *extra: str) -> int:
     parser = argparse.ArgumentParser()
-    bonus.add_arguments(parser)
+    bonus_arguments(parser)
     argv = ["--config", str(cfg), "--out", str(out), *extra]
     return bonus.main(parser.parse_args(argv + (["--db", db] if db else [])))
 
@@ -379,7 +380,8 @@ def test_concurrent_runs_pay_each_participant_once(tmp_path, prepared, engine):
     for i, pid in enumerate(ids):
         people.run(pid, valid=i % 4 != 3)
     code = ("import argparse, sys\nfrom planaudit.study import bonus\n"
-            "p = argparse.ArgumentParser(); bonus.add_arguments(p)\n"
+            "from planaudit.study.commands import bonus_arguments\n"
+            "p = argparse.ArgumentParser(); bonus_arguments(p)\n"
             "sys.exit(bonus.main(p.parse_args(sys.argv[1:])))")
     outs = [tmp_path / f"bonus{k}.csv" for k in range(4)]
     procs = [subprocess.Popen([sys.executable, "-c", code, "--config", str(cfg), "--out", str(o),

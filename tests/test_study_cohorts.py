@@ -21,7 +21,8 @@ from planaudit.config import ConfigError
 from planaudit.contract import parse_action
 from planaudit.formal.plan import format_step
 from planaudit.study.cohort import load_cohort
-from planaudit.study.cohorts import add_arguments, load_counts, main
+from planaudit.study.cohorts import load_counts, main
+from planaudit.study.commands import cohort_arguments as add_arguments
 from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
 from planaudit.study.simulate import simulate_sync

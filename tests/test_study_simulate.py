@@ -21,8 +21,9 @@ from sqlalchemy import select
 
 from planaudit.config import ConfigError
 from planaudit.study.cohort import SIMULATED_PREFIX, TLX_PAIRS, instance_tag, load_cohort
+from planaudit.study.commands import simulate_arguments as add_arguments
 from planaudit.study.settings import load_study
-from planaudit.study.simulate import add_arguments, main, simulate_sync
+from planaudit.study.simulate import main, simulate_sync
 from planaudit.study.store import Store, ledger
 from tests.study_server import CHROMIUM, Server, free_port, needs_chromium, study_config
 

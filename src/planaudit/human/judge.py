@@ -278,8 +278,8 @@ def _suggestion(inst: Instance, arm: dict, answers: dict, plan: list[str] | None
         return {"suggested": False, "suggestion_valid": None, "suggestion_called_correct": None,
                 "suggestion_verbatim": None, "suggestion_distance": None,
                 "suggestion_left_at": None}
-    shown = [format_step(s) for s in steps_of(sug["plan"])[0]]
     steps, bad = steps_of(sug["plan"])
+    shown = [format_step(s) for s in steps]
     valid = bad is None and validate(inst.problem, steps).valid
     called = (answers.get("suggestion") or {}).get("correct")
     mine = None if plan is None else [format_step(s) for s in steps_of(plan)[0]]

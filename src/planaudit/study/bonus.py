@@ -31,20 +31,6 @@ CENT = Decimal("0.01")
 SAFE_ID = re.compile(r"^[^,\r\n]+$")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
-    parser.add_argument("--db", help="the database URL, if not the config's")
-    parser.add_argument("--out", required=True, metavar="FILE",
-                        help="the bulk bonus file: `platform_id,amount` a line, no header "
-                             "(Prolific's bulk bonus form); written whole, empty when no one "
-                             "is owed anything, so an old file is never sent twice")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the lines that would be paid; record and write nothing")
-    parser.add_argument("--batch", metavar="ID",
-                        help="write batch ID's file again from the ledger (after a crash "
-                             "between the ledger's commit and the file); pays no one anew")
-
-
 def amount(pay: Pay, valid: bool) -> Decimal:
     """What a participant is paid: base plus the bonus for a valid plan, base less the
     deduction for an invalid one, in cents (half a cent up), never below zero."""

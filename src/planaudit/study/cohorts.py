@@ -431,13 +431,6 @@ _Dumper.add_representer(list, lambda d, v: d.represent_sequence(
         for x in v)))
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
-    p.add_argument("--counts", required=True, metavar="COUNTS.yaml",
-                   help="scripts per arm and intent (see planaudit.study.cohorts)")
-    p.add_argument("--out", required=True, metavar="COHORT.yaml", help="the cohort file written")
-
-
 def main(args: argparse.Namespace) -> int:
     from planaudit.study.materials import resolve
     from planaudit.study.settings import load_study

@@ -62,22 +62,66 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pl_.add_argument("--db", help="the database URL, if not the config's")
     _test_options(pl_)
     pl_.set_defaults(func=cmd_plan)
-    from planaudit.study import bonus
-
     bo = ss.add_parser("bonus", help="bonuses from the validator's verdicts, in the platform's "
                                      "bulk format, each participant paid once (a ledger)")
-    bonus.add_arguments(bo)
-    bo.set_defaults(func=bonus.main)
-    from planaudit.study import cohorts, simulate
-
+    bonus_arguments(bo)
+    bo.set_defaults(func=lambda args: _main("bonus", args))
     co = ss.add_parser("cohort", help="a cohort file of simulated participants scripted to "
                                       "given counts per arm and intent")
-    cohorts.add_arguments(co)
-    co.set_defaults(func=cohorts.main)
+    cohort_arguments(co)
+    co.set_defaults(func=lambda args: _main("cohorts", args))
     si = ss.add_parser("simulate", help="play a cohort file's scripted participants in headless "
                                         "Chromium against a running study (SIMULATED-... ids)")
-    simulate.add_arguments(si)
-    si.set_defaults(func=simulate.main)
+    simulate_arguments(si)
+    si.set_defaults(func=lambda args: _main("simulate", args))
+
+
+def _main(module: str, args) -> int:
+    """A subcommand's `main`, its module imported only when it runs (every `planaudit`
+    start builds the parser: the simulator alone would add some 14 ms to each)."""
+    import importlib
+
+    return importlib.import_module(f"planaudit.study.{module}").main(args)
+
+
+def bonus_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
+    parser.add_argument("--db", help="the database URL, if not the config's")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="the bulk bonus file: `platform_id,amount` a line, no header "
+                             "(Prolific's bulk bonus form); written whole, empty when no one "
+                             "is owed anything, so an old file is never sent twice")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the lines that would be paid; record and write nothing")
+    parser.add_argument("--batch", metavar="ID",
+                        help="write batch ID's file again from the ledger (after a crash "
+                             "between the ledger's commit and the file); pays no one anew")
+
+
+def cohort_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
+    p.add_argument("--counts", required=True, metavar="COUNTS.yaml",
+                   help="scripts per arm and intent (see planaudit.study.cohorts)")
+    p.add_argument("--out", required=True, metavar="COHORT.yaml", help="the cohort file written")
+
+
+CHROMIUM_ENV = "PLANAUDIT_CHROMIUM"
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+WAIT_MS = 60_000  # how long a page may take to come (Playwright's own waiting)
+
+
+def simulate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cohort", required=True, metavar="COHORT.yaml",
+                   help="the scripted participants (format: planaudit.study.cohort)")
+    p.add_argument("--url", required=True, help="the study's address (where participants "
+                                                "enter, e.g. http://127.0.0.1:8000/)")
+    p.add_argument("--concurrency", type=int, default=4, metavar="N",
+                   help="participants at once (default: 4)")
+    p.add_argument("--out", metavar="SUMMARY.json", help="also write the summary here")
+    p.add_argument("--chromium", metavar="PATH",
+                   help=f"the Chromium to drive (default ${CHROMIUM_ENV}, else {DEFAULT_CHROMIUM})")
+    p.add_argument("--timeout", type=float, default=WAIT_MS / 1000, metavar="SECONDS",
+                   help="how long a page may take to come (default: %(default)s)")
 
 
 def _test_options(p: argparse.ArgumentParser) -> None:

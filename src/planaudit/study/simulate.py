@@ -46,15 +46,13 @@ from planaudit.study.cohort import (
     apply_edits,
     load_cohort,
 )
+from planaudit.study.commands import CHROMIUM_ENV, DEFAULT_CHROMIUM, WAIT_MS
 from planaudit.study.tlx import KEYS as TLX_KEYS
 
-CHROMIUM_ENV = "PLANAUDIT_CHROMIUM"
-DEFAULT_CHROMIUM = "/usr/bin/chromium"
 # as the browser tests launch it: no sandbox (containers), no network of its own
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
-WAIT_MS = 60_000  # how long a page may take to come (Playwright's own waiting)
 _STEP = re.compile(r"^/s/[^/]+/([a-z0-9]+)$")
 HEADINGS = {"consent": "Before you start", "instructions": "How this study works",
             "example": "A worked example", "phase1": "Your plan, in your own words",
@@ -420,20 +418,6 @@ def simulate_sync(cohort: Cohort, url: str, concurrency: int = 4, chromium: str 
                   progress=sys.stderr) -> Summary:
     """`simulate`, for a caller with no event loop."""
     return asyncio.run(simulate(cohort, url, concurrency, chromium, out, timeout_ms, progress))
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cohort", required=True, metavar="COHORT.yaml",
-                   help="the scripted participants (format: planaudit.study.cohort)")
-    p.add_argument("--url", required=True, help="the study's address (where participants "
-                                                "enter, e.g. http://127.0.0.1:8000/)")
-    p.add_argument("--concurrency", type=int, default=4, metavar="N",
-                   help="participants at once (default: 4)")
-    p.add_argument("--out", metavar="SUMMARY.json", help="also write the summary here")
-    p.add_argument("--chromium", metavar="PATH",
-                   help=f"the Chromium to drive (default ${CHROMIUM_ENV}, else {DEFAULT_CHROMIUM})")
-    p.add_argument("--timeout", type=float, default=WAIT_MS / 1000, metavar="SECONDS",
-                   help="how long a page may take to come (default: %(default)s)")
 
 
 def main(args: argparse.Namespace) -> int:
