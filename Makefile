@@ -19,7 +19,7 @@ TEST_WORKERS ?= logical
 # Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
 EEE    := every-eval-ever==0.3.0
 
-.PHONY: run run-local study-demo test lint suite clean
+.PHONY: run run-local study-demo test lint docs suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,9 +44,13 @@ suite: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
+# the documentation site, warnings as errors: docs/_build/html/index.html
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks demo local
 	$(BIN)/snakemake --lint --cores 1
 
 clean:
-	rm -rf results
+	rm -rf results docs/_build

@@ -25,8 +25,10 @@ class ConfigError(ValueError):
 
 
 def schema_path() -> Path:
-    """The config schema of the repository this package is installed from (editable)."""
-    return Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+    """The config schema installed with the package (its workflow's schemas/)."""
+    from planaudit.paths import CONFIG_SCHEMA
+
+    return CONFIG_SCHEMA
 
 
 def merge(base: dict, over: Mapping) -> dict:

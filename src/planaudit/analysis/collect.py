@@ -27,8 +27,10 @@ class CollectError(Exception):
 
 
 def default_schema() -> Path:
-    """The row schema of the repository this package is installed from (editable)."""
-    return Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "row.schema.yaml"
+    """The row schema installed with the package (its workflow's schemas/)."""
+    from planaudit.paths import ROW_SCHEMA
+
+    return ROW_SCHEMA
 
 
 def load_schema(path: Path) -> dict:

@@ -15,7 +15,7 @@ rule check_model:
     log:
         f"{RESULTS}/logs/checks/{{model}}.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit check --spec {params.spec:q} --out {output} > {log} 2>&1 "
         "|| (cat {log} >&2; exit 1)"

@@ -31,7 +31,7 @@ rule study_analysis:
     log:
         f"{RESULTS}/logs/analysis/study_analysis.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit study analyze --episodes {input} --out {params.out} "
         "--alternative {params.alternative} --rates {params.rates} --power {params.power} "

@@ -47,7 +47,7 @@ rule figures:
     log:
         f"{RESULTS}/logs/analysis/figures.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit figures --episodes {input} --out {params.out} --seed {params.seed} "
         "--bootstrap {params.bootstrap} --alpha {params.alpha} {params.running} 2> {log} "
@@ -73,7 +73,7 @@ rule report:
     log:
         f"{RESULTS}/logs/analysis/report.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit report --episodes {input.episodes} --spec {params.spec:q} "
         "--tables {params.tables} --figures {params.figures} --out {output} 2> {log} "

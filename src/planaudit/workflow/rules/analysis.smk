@@ -30,7 +30,7 @@ rule shard_list:
         f"{RESULTS}/logs/analysis/shard_list.log",  # lint: every rule has one (this writes none)
     localrule: True
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     script:
         "../scripts/shard_list.py"
 
@@ -47,7 +47,7 @@ rule collect:
     log:
         f"{RESULTS}/logs/analysis/collect.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit collect --schema {input.schema} --out {output} --shards-from {input.listing} "
         "2> {log} || (tail -n 20 {log} >&2; exit 1)"
@@ -76,7 +76,7 @@ rule tables:
     log:
         f"{RESULTS}/logs/analysis/tables.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit tables --episodes {input} --out {params.out} --seed {params.seed} "
         "--bootstrap {params.bootstrap} --alpha {params.alpha} 2> {log} "
@@ -104,7 +104,7 @@ rule calibrate:
     log:
         f"{RESULTS}/logs/analysis/calibrate.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         "planaudit calibrate --spec {params.spec:q} --out {params.out} > {log} 2>&1 "
         "|| (tail -n 20 {log} >&2; exit 1)"

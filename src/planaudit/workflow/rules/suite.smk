@@ -42,7 +42,7 @@ for _domain in SUITE_DOMAINS:
         log:
             f"{RESULTS}/logs/suite/{_domain}.log",
         conda:
-            "../../envs/planaudit.yaml"
+            "../envs/planaudit.yaml"
         shell:
             "planaudit suite build {params.suite} --domain {params.domain} "
             "--suite-dir {params.suite_dir} {params.obfuscate} {params.limits} 2> {log} "
@@ -77,7 +77,7 @@ for _domain in SUITE_DOMAINS:
             log:
                 f"{RESULTS}/logs/suite/{_domain}@{_disguise}.log",
             conda:
-                "../../envs/planaudit.yaml"
+                "../envs/planaudit.yaml"
             shell:
                 "planaudit suite build {params.suite} --domain {params.domain} "
                 "--disguise {params.disguise} --suite-dir {params.suite_dir} {params.obfuscate} "
@@ -108,7 +108,7 @@ for _domain in SUITE_DOMAINS:
                 f"{RESULTS}/logs/suite/ready_{_domain}@{_disguise}.log",  # lint: writes none
             localrule: True
             conda:
-                "../../envs/planaudit.yaml"
+                "../envs/planaudit.yaml"
             shell:
                 "printf '%s\\n' {params.tasks:q} > {output:q}"
 
@@ -124,7 +124,7 @@ rule summary:
     log:
         f"{RESULTS}/logs/suite/summary.log",
     conda:
-        "../../envs/planaudit.yaml"
+        "../envs/planaudit.yaml"
     shell:
         # the console gets the summary: single-method tasks and the label audit's count
         "planaudit suite summary --out {output.summary} --audit-out {output.audit} "

@@ -26,7 +26,7 @@ if PAID:
         log:
             f"{RESULTS}/logs/estimate.log",
         conda:
-            "../../envs/planaudit.yaml"
+            "../envs/planaudit.yaml"
         shell:
             "planaudit estimate --paid --spec {params.spec:q} --named {params.named:q} "
             "--results {params.results} --out {output} 2> {log} || (tail -n 20 {log} >&2; exit 1)"

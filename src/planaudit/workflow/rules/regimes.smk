@@ -123,7 +123,7 @@ for _name in JOBS:
             log:
                 f"{RESULTS}/logs/{_name}/{_model}/{{job}}.log",
             conda:
-                "../../envs/planaudit.yaml"
+                "../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.model} "
                 "{params.args} 2> {log} || (tail -n 20 {log} >&2; exit 1)"
@@ -158,7 +158,7 @@ for _name, _jobs in JOBS.items():
             log:
                 f"{RESULTS}/logs/{_name}/{_subject}/{{job}}.log",
             conda:
-                "../../envs/planaudit.yaml"
+                "../envs/planaudit.yaml"
             shell:
                 "planaudit {params.regime} shard --spec {params.spec:q} --model {params.subject} "
                 "{params.args} 2> {log} || (tail -n 20 {log} >&2; exit 1)"

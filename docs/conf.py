@@ -1,0 +1,31 @@
+"""Sphinx configuration of planaudit's documentation (`make docs`, warnings as errors).
+
+Pages are MyST Markdown. The reference is generated from the code: the CLI from the
+argument parsers (sphinx-argparse), the config fields and row columns from the schemas
+(the local extension in _ext/)."""
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+project = "planaudit"
+author = "the planaudit developers"
+copyright = "2026, the planaudit developers"
+
+extensions = [
+    "myst_parser",
+    "sphinxarg.ext",
+]
+
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+suppress_warnings: list[str] = []
+
+html_theme = "furo"
+html_title = "planaudit"
+html_static_path = ["_static"]
