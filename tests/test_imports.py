@@ -22,6 +22,7 @@ LAYERS = {
     # the semantics and what imports nothing of the project's upper parts
     "planaudit": 0, "atomic": 0, "contract": 0, "config": 0, "commandline": 0, "episode": 0,
     "protocol": 0, "regime": 0,
+    "paths": 0,  # where the package's data lies (the workflow, the built-in domains)
     "formal": 0,
     "suite": 1, "llm": 1, "compliance": 1,
     "reference": 2, "experiment": 2, "shard": 2,
@@ -29,7 +30,10 @@ LAYERS = {
     # imports another (test_no_regime_imports_another_regime)
     "offline": 3, "online": 3, "planbench": 3, "curriculum": 3, "acpbench": 3, "human": 3,
     "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4, "study": 4,
+    "project": 4,  # `planaudit init`: a run folder using the packaged workflow
     "cli": 5,
+    # the workflow's own scripts (workflow/scripts/, run by Snakemake's `script:`)
+    "workflow": 5,
 }
 
 
