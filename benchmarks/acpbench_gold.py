@@ -20,6 +20,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import record
 from planaudit.acpbench.agree import compare
 from planaudit.acpbench.bound import Bound, PastBound
 from planaudit.acpbench.gold import gold_within
@@ -44,7 +45,7 @@ def main() -> None:
     print(f"bound per item: {bound}")
     print(f"{'type':7} {'domain':18} {'items':>5} {'agree':>5} {'limit':>5} {'past':>5} "
           f"{'seconds':>8} {'peak MB':>8}")
-    total_s, total_items, past_all = 0.0, 0, []
+    total_s, total_items, past_all, rows = 0.0, 0, [], []
     for qtype in args.types:
         path = Path(args.root) / "dataset" / qtype / f"{args.split}.gen.json"
         if not path.is_file():
@@ -76,9 +77,24 @@ def main() -> None:
             total_items += s["items"]
             print(f"{qtype:7} {domain:18} {s['items']:5} {s['agree']:5} {s['limit']:5} "
                   f"{s['past']:5} {s['seconds']:8.1f} {s['peak']:8.1f}")
+            rows.append((qtype, domain, s["items"], s["agree"], s["limit"], s["past"],
+                         s["seconds"], s["peak"]))
     print(f"total: {total_items} items in {total_s:.1f} s, {len(past_all)} past the bound")
     for line in past_all:
         print(f"  not answered: {line}")
+    agree = sum(r[3] for r in rows)
+    record.write("acpbench_gold", {
+        "items": record.figure(total_items, "items", f"{args.split} split, gen questions"),
+        "agree": record.figure(agree, "items", "gold answer by proof equal to the file's"),
+        "limit": record.figure(sum(r[4] for r in rows), "items", "left undecided by a search limit"),
+        "past": record.figure(len(past_all), "items", "past the bound (not answered)"),
+        "seconds": record.figure(total_s, "s", "all items, each in its bounded child process"),
+        "peak": record.figure(max((r[7] for r in rows), default=0.0), "MB",
+                              "largest peak memory one item's proof added"),
+    }, tables={"types": record.table(
+        ["type", "domain", "items", "agree", "limit", "past", "seconds", "peak MB"], rows,
+        f"Per question type and domain (bound per item: {bound})")},
+        notes=[f"skipped domains: {', '.join(args.skip)}"] if args.skip else [])
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import collections
 import time
 from pathlib import Path
 
+import record
 from planaudit.acpbench.generate import Skipped, questions
 from planaudit.acpbench.questions import FORMS, TYPES
 
@@ -35,6 +36,7 @@ def main() -> None:
     total = skipped_total = 0
     seconds_total = 0.0
     reasons: collections.Counter = collections.Counter()
+    rows = []
     for domain in DOMAINS:
         skipped = Skipped()
         start = time.perf_counter()
@@ -50,10 +52,22 @@ def main() -> None:
             seconds_total + seconds
         print(f"{domain:14} {n_tasks:5} {len(qs):6} {n_skip:7} {seconds:8.2f}   "
               + " ".join(f"{per_type[t]:6}" for t in TYPES))
+        rows.append((domain, n_tasks, len(qs), n_skip, seconds, *(per_type[t] for t in TYPES)))
     print(f"{'total':14} {'':5} {total:6} {skipped_total:7} {seconds_total:8.2f}")
     print(f"(each type in {len(FORMS)} forms: {', '.join(FORMS)})")
     for (t, f, why), n in sorted(reasons.items()):
         print(f"  not posed: {t} {f}: {n} ({why})")
+    record.write("acpbench_questions", {
+        "questions": record.figure(total, "questions", f"posed ({args.tasks or 'every'} tasks a "
+                                                       f"domain, {args.states} states each)"),
+        "skipped": record.figure(skipped_total, "questions", "not posed"),
+        "seconds": record.figure(seconds_total, "s", "generation, every gold answer proven"),
+    }, variant=None if (args.tasks, args.states) == (2, 2) else f"tasks{args.tasks}-states{args.states}",
+        tables={"domains": record.table(["domain", "tasks", "posed", "skipped", "seconds", *TYPES],
+                                        rows, f"Per domain and type (each in {len(FORMS)} forms)"),
+                "not_posed": record.table(["type", "form", "questions", "why"],
+                                          [(t, f, n, why) for (t, f, why), n in sorted(reasons.items())],
+                                          "Not posed, and why")})
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.conftest import suite_entries  # noqa: E402
 
+import record  # noqa: E402
 from planaudit.formal.external import OPTIMAL_SEARCH, solve_external  # noqa: E402
 from planaudit.formal.heuristics import lmcut  # noqa: E402
 from planaudit.formal.load import load_task  # noqa: E402
@@ -36,6 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     wanted = args.task or ["logistics/p06", "logistics/p07", "logistics/p08"]
     entries = {f"{e.domain}/{e.id}": e for e in suite_entries()}
+    rows = []
     for name in wanted:
         e = entries[name]
         task = load_task(e.domain_file, e.problem_file)
@@ -54,6 +56,26 @@ def main() -> None:
               f"FD with stubborn sets {ss.status}, length {ss.length}, expanded "
               f"{ss.expanded:,}, {ss.seconds:.1f} s whole call: plain/pruned "
               f"{fd.seconds / ss.seconds:.1f}x")
+        rows.append((name, ours.length, ours.expanded, cpu, fd.expanded, fd.search_seconds,
+                     fd.seconds, ss.expanded, ss.seconds,
+                     cpu / fd.search_seconds if fd.search_seconds else None,
+                     fd.seconds / ss.seconds))
+    total_own = sum(r[3] for r in rows)
+    total_fd = sum(r[5] or 0 for r in rows)
+    record.write("astar_lmcut", {
+        "own_cpu": record.figure(total_own, "CPU s", "own A* with LM-cut, all tasks"),
+        "fd_search": record.figure(total_fd, "s", "FD astar(lmcut()) search time, all tasks"),
+        "fd_plain_call": record.figure(sum(r[6] for r in rows), "s",
+                                       "FD astar(lmcut()) whole calls, all tasks"),
+        "fd_pruned_call": record.figure(sum(r[8] for r in rows), "s",
+                                        "FD with strong stubborn sets (the truth rule's), whole calls"),
+    }, anchor={"name": "Fast Downward astar(lmcut()), its search time",
+               "ratio": round(total_own / total_fd, 2) if total_fd else None,
+               "about": "own A*'s CPU seconds over FD's search seconds, summed over the tasks"},
+        tables={"tasks": record.table(
+            ["task", "length", "own expanded", "own CPU s", "FD expanded", "FD search s",
+             "FD call s", "FD pruned expanded", "FD pruned call s", "own/FD search",
+             "plain/pruned"], rows, "Per task: own A* with LM-cut, FD plain and FD pruned")})
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+import record
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -54,11 +56,12 @@ def main() -> None:
     t = cal.timing
     scenarios = len(cal.result["rows"])
     intervals = cal.result["coverage_intervals"]
+    split = {"simulation": t.simulate, "McNemar + Holm": t.mcnemar_holm,
+             "bootstrap": t.bootstrap, "predicted power": t.predict}
     print(f"in process: {total:.1f} s for {scenarios} true differences x {args.experiments} "
           f"experiments ({scenarios * args.experiments} experiments, "
           f"{scenarios * args.experiments * args.comparisons} comparisons, {intervals} intervals)")
-    for name, seconds in [("simulation", t.simulate), ("McNemar + Holm", t.mcnemar_holm),
-                          ("bootstrap", t.bootstrap), ("predicted power", t.predict)]:
+    for name, seconds in split.items():
         print(f"  {name:<16} {seconds:6.2f} s  {100 * seconds / total:4.0f}%")
 
     sample = (np.random.default_rng(0).random((100, args.tasks)) < 0.5).astype(float)
@@ -70,6 +73,21 @@ def main() -> None:
     print(f"scipy.stats.bootstrap, one call per interval: {1000 * per:.1f} ms each, so "
           f"{per * intervals:.0f} s for these {intervals} intervals "
           f"({per * intervals / max(t.bootstrap, 1e-9):.0f}x the counting path)")
+    record.write("calibrate", {
+        "wall": record.figure(wall, "s", f"planaudit calibrate {' '.join(design_args)}, "
+                                         "process start-up included"),
+        "in_process": record.figure(total, "s", "the same design in process"),
+        "experiments": record.figure(scenarios * args.experiments, "experiments", ""),
+        "intervals": record.figure(intervals, "intervals", "bootstrap intervals"),
+        "scipy_per_interval": record.figure(1000 * per, "ms", "scipy.stats.bootstrap, one call"),
+        "scipy_all": record.figure(per * intervals, "s", "scipy's bootstrap for every interval "
+                                                         "(estimated from a sample of 100)"),
+    }, anchor={"name": "scipy.stats.bootstrap, one call per interval",
+               "ratio": round(per * intervals / max(t.bootstrap, 1e-9), 1),
+               "about": "scipy's estimated seconds over the counting path's bootstrap seconds"},
+        tables={"split": record.table(["part", "s", "share"],
+                                      [(k, v, f"{100 * v / total:.0f}%") for k, v in split.items()],
+                                      "Where the in-process time goes")})
 
 
 if __name__ == "__main__":

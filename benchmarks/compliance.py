@@ -42,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import record  # noqa: E402
 from planaudit.compliance.assess import assess  # noqa: E402
 
 ACTIONS = ("pick-up", "put-down", "stack", "unstack")
@@ -123,7 +124,7 @@ def anchor(task: str, runs: int = 5) -> float:
     return statistics.median(times)
 
 
-def real(folder: Path) -> None:
+def real(folder: Path) -> dict | None:
     """The compliance columns of every online episode of a run, from its transcripts."""
     import json
 
@@ -135,16 +136,17 @@ def real(folder: Path) -> None:
             traces.append(last["trace"])
     if not traces:
         print(f"real: no online transcript with a trace under {folder}")
-        return
+        return None
     start = time.perf_counter()
     for t in traces:
         assess(t, ACTIONS, "standard", STANDARD)
     wall = time.perf_counter() - start
     print(f"real: {len(traces)} online episodes of {folder} ({sum(map(len, traces)) / len(traces):.0f} "
           f"turns on average) relabelled in {wall:.2f} s: {wall / len(traces) * 1e3:.2f} ms an episode")
+    return {"episodes": len(traces), "seconds": wall}
 
 
-def planbench(root: Path = PLANBENCH) -> None:
+def planbench(root: Path = PLANBENCH) -> list[tuple]:
     """The plan rule against the two-action rule on every recorded PlanBench reply."""
     import json
     import re
@@ -165,6 +167,7 @@ def planbench(root: Path = PLANBENCH) -> None:
                 counts[key] = counts.get(key, 0) + 1
                 first.setdefault(key, f"{f.relative_to(root)} #{item['instance_id']}")
     print(f"planbench: {len(files)} results files under {root}")
+    rows = []
     for kind in ("reply", "paragraph"):
         total = sum(v for k, v in counts.items() if k[0] == kind)
         for old, new in ((True, True), (False, False), (False, True), (True, False)):
@@ -172,6 +175,9 @@ def planbench(root: Path = PLANBENCH) -> None:
             where = f" (first: {first[(kind, old, new)]})" if n and old != new else ""
             print(f"  {kind}s: {n} of {total} two-action rule {'plan' if old else 'none'}, "
                   f"plan rule {'plan' if new else 'none'}{where}")
+            rows.append((f"{kind}s", "plan" if old else "none", "plan" if new else "none", n, total,
+                         first[(kind, old, new)] if n and old != new else ""))
+    return rows
 
 
 def main() -> None:
@@ -183,9 +189,16 @@ def main() -> None:
     ap.add_argument("--transcripts", default=str(ROOT / "results" / "transcripts"))
     args = ap.parse_args()
     if args.planbench:
-        planbench()
+        rows = planbench()
+        differ = [r for r in rows if r[1] != r[2]]
+        record.write("compliance", {
+            f"{r[0]}_{r[1]}_{r[2]}": record.figure(r[3], r[0], f"two-action rule {r[1]}, plan rule "
+                                                   f"{r[2]}, of {r[4]}") for r in differ},
+            variant="planbench", tables={"rules": record.table(
+                ["text", "two-action rule", "plan rule", "texts", "of", "first"], rows,
+                "The plan rule against the two-action rule on PlanBench's recorded replies")})
         return
-    real(Path(args.transcripts))
+    relabelled = real(Path(args.transcripts))
     rng = random.Random(0)
     traces = [synthesise(rng) for _ in range(args.n)]
     turns = sum(len(t) for t in traces)
@@ -200,6 +213,22 @@ def main() -> None:
     episode = anchor(args.task)
     print(f"anchor: one oracle episode (react, standard, {args.task}) in process: "
           f"{episode * 1e3:.1f} ms; compliance columns cost {per / episode:.1%} of it")
+    figures = {
+        "trajectories": record.figure(args.n, "trajectories", "synthetic, seeded"),
+        "turns": record.figure(turns / args.n, "turns", "a trajectory, on average"),
+        "per_episode": record.figure(per * 1e3, "ms", "labels, metrics and graph of one trajectory"),
+        "loop_bound": record.figure(bounded, "trajectories", "the loop count's bound hit"),
+        "anchor_episode": record.figure(episode * 1e3, "ms", f"one oracle episode (react, "
+                                                             f"standard, {args.task})"),
+    }
+    if relabelled:
+        figures["real_episodes"] = record.figure(relabelled["episodes"], "episodes",
+                                                 "online episodes of a run relabelled")
+        figures["real_per_episode"] = record.figure(
+            relabelled["seconds"] / relabelled["episodes"] * 1e3, "ms", "a real episode")
+    record.write("compliance", figures, anchor={
+        "name": "one in-process oracle episode (ReAct, standard)", "ratio": round(per / episode, 4),
+        "about": "the compliance columns' cost over the episode's"})
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import record
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("litellm", "unified_planning", "matplotlib", "polars", "scipy")
 ORACLE = {"name": "oracle", "model": "reference/oracle", "tier": "reference"}
@@ -84,6 +86,15 @@ def main() -> None:
         print(f"| {name} | {seconds:.2f} | {marks} |")
     bad = [n for n, _, loaded in rows if n != "shard (real model)" and "litellm" in loaded]
     print("litellm outside a real model's shard:", ", ".join(bad) or "none")
+    slowest = max(rows, key=lambda r: r[1])
+    record.write("imports", {
+        "litellm_outside": record.figure(", ".join(bad) or "none", "",
+                                         "steps other than a real model's shard that load litellm"),
+        "slowest": record.figure(slowest[1], "s", f"largest import time ({slowest[0]})"),
+    }, tables={"steps": record.table(
+        ["step", "import s", *HEAVY],
+        [(name, seconds, *("yes" if h in loaded else "no" for h in HEAVY))
+         for name, seconds, loaded in rows], "Import time per step, and what it loads")})
 
 
 if __name__ == "__main__":

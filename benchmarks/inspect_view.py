@@ -28,6 +28,8 @@ from urllib.parse import quote
 
 import aiohttp
 
+import record
+
 BIN = Path(sys.executable).parent
 PROBE = "/api/flow"
 
@@ -155,6 +157,14 @@ def main() -> int:
     ok = all(all(r["rendered"].values()) for r in results) and not errors
     print("inspect view: " + ("rendered, no console errors" if ok else "NOT clean")
           + (f" (besides {probes} 404 of the viewer's own {PROBE} probe)" if probes else ""))
+    record.write("inspect_view", {
+        "rendered": record.figure("yes" if ok else "no", "", "every page rendered its expected "
+                                                          "text, no console error"),
+        "console_errors": record.figure(len(errors), "errors", f"besides {probes} 404 of the "
+                                                               f"viewer's own {PROBE} probe"),
+    }, tables={"pages": record.table(["page", "rendered"], [
+        (r.get("url", "?"), ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in r["rendered"].items()))
+        for r in results], "What rendered")})
     return 0 if ok else 1
 
 

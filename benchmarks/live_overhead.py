@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import record
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
 from planaudit.llm.server import local_server
@@ -141,6 +142,20 @@ def main() -> None:
           "server's generation time (goal: under 1%); door: the client process's whole CPU "
           "(planaudit and litellm); wall share: every second that is not generation, an "
           "upper bound.")
+    own = next(r for r in rows if r["concurrency"] == 1 and not r["words"])
+    record.write("live_overhead", {
+        "own_share_short": record.figure(100 * own["own_share"], "%", "planaudit's own CPU over "
+                                         "generation, short prompt, concurrency 1 (goal: under 1%)"),
+        "server_up": record.figure(server.start_seconds, "s", "server up"),
+    }, anchor={"name": "the server's own generation time (llama-cpp-python, SmolLM2-135M)",
+               "ratio": round(own["own_share"], 5),
+               "about": "planaudit's own CPU a call over the server's generation time a call"},
+        tables={"calls": record.table(
+            ["prompt words", "concurrency", "calls", "wall s", "server ms/call", "own ms/call",
+             "own share", "door CPU ms/call", "door share", "wall share", "tokens/s"],
+            [(r["words"], r["concurrency"], r["calls"], r["wall_s"], r["server_per_call_ms"],
+              r["own_per_call_ms"], r["own_share"], r["cpu_per_call_ms"], r["cpu_share"],
+              r["wall_share"], r["tokens_per_s"]) for r in rows], "Per prompt size and concurrency")})
 
 
 if __name__ == "__main__":

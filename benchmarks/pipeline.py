@@ -29,6 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import record
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 BASELINE = "c8b7550"  # the last commit with one job per task and per model x method x domain
@@ -159,12 +161,28 @@ def main() -> None:
             work.mkdir()
             results[name] = run_design(name, tree, args.cores, work, env, extra)
             report(name, results[name], args.cores)
+    anchor = None
     if "old" in results and "new" in results:
         old, new = results["old"], results["new"]
         print(f"new against old: wall {new['wall'] / old['wall']:.2f}x "
               f"({old['wall']:,.0f} s -> {new['wall']:,.0f} s), suite stage "
               f"{old['suite']:,.0f} s -> {new['suite']:,.0f} s, start-up share "
               f"{old['share']:.1%} -> {new['share']:.1%}")
+        anchor = {"name": f"the old job design (a process per task, per model × method × domain; "
+                          f"git {args.baseline})", "ratio": round(new["wall"] / old["wall"], 2),
+                  "about": "the new design's wall time over the old one's"}
+    figures = {}
+    for name, r in results.items():
+        key = name.replace(", curriculum included", "_curriculum")
+        figures[f"{key}_wall"] = record.figure(r["wall"], "s", f"{name}: wall, --cores {args.cores}")
+        figures[f"{key}_share"] = record.figure(100 * r["share"], "%",
+                                                f"{name}: the cores' time spent starting processes")
+    record.write("pipeline", figures, anchor=anchor, tables={"designs": record.table(
+        ["design", "jobs", "wall s", "suite stage s", "start-up share", "no-op rerun s",
+         "no-op rerun runs no job"],
+        [(name, r["jobs"], r["wall"], r["suite"], f"{r['share']:.1%}", r["rerun"],
+          "yes" if not r["ran_again"] and r["nothing"] else f"no: {len(r['ran_again'])} jobs")
+         for name, r in results.items()], f"Each design, --cores {args.cores}")})
 
 
 if __name__ == "__main__":

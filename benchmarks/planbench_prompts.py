@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "planbench"
 sys.path.insert(0, str(ROOT / "src"))
 
+import record  # noqa: E402
 from planaudit.planbench.generate import cases  # noqa: E402
 
 
@@ -52,6 +53,7 @@ def main() -> int:
     print(f"planner {args.planner}; columns: exact, exact with era 2023, from [STATEMENT] on / n")
     tot = [0, 0, 0, 0]
     best = 0
+    rows = []
     for f in files():
         rel = str(f.relative_to(SHARED))
         if args.grep not in rel:
@@ -60,8 +62,18 @@ def main() -> int:
         tot = [tot[0] + e, tot[1] + (old or 0), tot[2] + t, tot[3] + n]
         best += max(e, old or 0)
         print(f"{e:4d} {'-' if old is None else old:>4} {t:4d} / {n:4d}  {rel}", flush=True)
+        rows.append((rel, e, old, t, n))
     print(f"{tot[0]:4d} {tot[1]:4d} {tot[2]:4d} / {tot[3]:4d}  total")
     print(f"exact, the better of default and era 2023 per file: {best} / {tot[3]}")
+    record.write("planbench_prompts", {
+        "queries": record.figure(tot[3], "queries", "recorded t1/t2 queries compared"),
+        "exact_best": record.figure(best, "queries", "equal, the better of default and era 2023 "
+                                                     "per file"),
+        "exact_default": record.figure(tot[0], "queries", "equal with default prompts"),
+        "from_statement": record.figure(tot[2], "queries", "equal from [STATEMENT] on"),
+    }, tables={"files": record.table(["file", "exact", "exact, era 2023", "from [STATEMENT]", "n"],
+                                     rows, f"Per results file (planner {args.planner})")},
+        notes=[f"only files matching {args.grep!r}"] if args.grep else [])
     return 0
 
 

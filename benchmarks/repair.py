@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import record
 from planaudit.formal.repair import run_lpg
 from planaudit.planbench.repair import repair_file
 
@@ -52,9 +53,13 @@ def main() -> None:
     args = ap.parse_args()
 
     rows, cpu0, wall0 = [], _children_cpu(), time.perf_counter()
+    per_file = []
     for f in FILES:
         s = repair_file(f, seed=args.seed, jobs=1)
         rows += s["rows"]
+        per_file.append((f.parent.parent.name, s["instances"], s["valid_after_repair"],
+                         s["mean_distance"], s["mean_distance_reordered"],
+                         s["mean_repaired_length"], s["valid_seeds"], s["valid_seeds_unchanged"]))
         print(f"{f.parent.parent.name}: {s['instances']} plans, {s['valid_after_repair']} valid "
               f"after repair, mean distance {s['mean_distance']} to LPG's plan as returned "
               f"({s['mean_distance_reordered']} reordered towards the seed), mean length "
@@ -80,6 +85,23 @@ def main() -> None:
           f"{1000 * _pct(t, 0.95):.0f} ms; CPU {1000 * t_cpu:.0f} ms a run")
     print(f"start-up share of a repair: {100 * start / statistics.median(secs):.0f}% of the median "
           f"wall time, {100 * t_cpu / (cpu / len(secs)):.0f}% of the mean CPU time")
+    record.write("repair", {
+        "plans": record.figure(len(secs), "plans", "GPT-4 t1 Blocksworld plans repaired"),
+        "median": record.figure(1000 * statistics.median(secs), "ms", "wall a plan, median"),
+        "p95": record.figure(1000 * _pct(secs, 0.95), "ms", "wall a plan, 95th percentile"),
+        "max": record.figure(1000 * max(secs), "ms", "wall a plan, max"),
+        "lpg_cpu": record.figure(1000 * cpu / len(secs), "ms", "LPG's CPU a plan"),
+        "trivial_median": record.figure(1000 * start, "ms", "LPG on a trivial problem, wall median"),
+        "trivial_cpu": record.figure(1000 * t_cpu, "ms", "LPG on a trivial problem, CPU a run"),
+        "startup_share_cpu": record.figure(100 * t_cpu / (cpu / len(secs)), "%",
+                                           "start-up's share of a repair's mean CPU time"),
+    }, anchor={"name": "LPG on a trivial problem (its start-up)",
+               "ratio": round(start / statistics.median(secs), 2),
+               "about": "start-up's share of a repair's median wall time"},
+        tables={"files": record.table(
+            ["config", "plans", "valid after repair", "mean distance", "mean distance reordered",
+             "mean length", "valid seeds", "valid seeds unchanged"], per_file,
+            "Per results file (seed " + str(args.seed) + ")")})
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 from tests.fake_openai import serve_in_subprocess  # noqa: E402
 from tests.test_resilience import fault_run, kill_and_rerun, prepared_suite  # noqa: E402
 
+import record  # noqa: E402
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -51,6 +53,7 @@ def main() -> None:
     args = ap.parse_args()
     summary = {"kills_survived": 0, "repeated_in_flight": 0, "repeated_lost": 0,
                "repeated_undelivered": 0, "episodes_lost": 0}
+    fault_rows = []
     for i in range(args.kills):
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
@@ -75,7 +78,23 @@ def main() -> None:
                                seed=args.seed + i, broken_tool_args=0.3, results=results)
         print(f"fault run {i + 1} ({time.monotonic() - start:.0f} s):",
               json.dumps([offline, online]), flush=True)
+        fault_rows += [(i + 1, r["regime"], r["episodes"], r["requests"], r["faults_total"],
+                        r["broken_tool_args"], r["errors"], r["must_fail"], r["cache_entries"],
+                        r["wall_s"], r["budget_s"]) for r in (offline, online)]
     print("summary:", json.dumps(summary))
+    about = {"kills_survived": "kills survived (the rerun ends with the uninterrupted rows)",
+             "repeated_in_flight": "calls sent again that were in flight at the kill",
+             "repeated_lost": "calls sent again that the cache had lost",
+             "repeated_undelivered": "calls sent again whose reply never arrived",
+             "episodes_lost": "episodes lost"}
+    figures = {k: record.figure(v, "episodes" if k == "episodes_lost" else
+                                "kills" if k == "kills_survived" else "calls", about[k])
+               for k, v in summary.items()}
+    figures["kill_runs"] = record.figure(args.kills, "runs", "kill-and-rerun runs")
+    record.write("resilience", figures, tables={"faults": record.table(
+        ["run", "regime", "episodes", "requests", "faults", "broken tool args", "errors",
+         "must fail", "cache entries", "wall s", "retry budget s"], fault_rows,
+        "Provider faults at scale")})
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import yaml
 
+sys.path.append(str(Path(__file__).resolve().parent))  # benchmarks/record.py, also under runpy
+import record
 from planaudit.experiment import ModelEntry
 from planaudit.llm.cache import Cache
 from planaudit.llm.client import Client, ModelConfig
@@ -58,6 +60,7 @@ def main() -> int:
           f"{'as computed':>12} {'errors':>7}")
     totals = [0.0, 0.0]
     failed: list[str] = []
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for regime, methods in MECHANISM.items():
             section = config.get(regime, {})
@@ -98,8 +101,24 @@ def main() -> int:
                 print(f"{regime:8} {method:15} {1000 * episode / n:9.1f} "
                       f"{1000 * expected / n:9.1f} {expected / episode:7.3f} "
                       f"{f'{computed} of {n}':>12} {errors:7d}")
+                rows.append((regime, method, 1000 * episode / n, 1000 * expected / n,
+                             expected / episode, computed, n, errors))
     print(f"all methods: episodes {totals[0]:.1f} s, expectations {totals[1]:.1f} s, "
           f"ratio {totals[1] / totals[0]:.3f}")
+    record.write("responsive", {
+        "episodes": record.figure(sum(r[6] for r in rows), "episodes", f"{len(folders)} tasks, every "
+                                                                       "method"),
+        "as_computed": record.figure(sum(r[5] for r in rows), "episodes", "ended as computed"),
+        "errors": record.figure(sum(r[7] for r in rows), "episodes", "ended as error"),
+        "failed": record.figure(len(failed), "episodes", "not as computed (the control fails if "
+                                                         "any)"),
+        "episodes_s": record.figure(totals[0], "s", "the episodes, through the pipeline"),
+        "expected_s": record.figure(totals[1], "s", "their expected scores"),
+    }, anchor={"name": "the episodes the control describes", "ratio": round(totals[1] / totals[0], 3),
+               "about": "the expectation's time over the episodes' time"},
+        tables={"methods": record.table(
+            ["regime", "method", "episode ms", "expected ms", "ratio", "as computed", "of",
+             "errors"], rows, f"Per method (witness {resolve(args.witness)})")})
     if failed:
         print(f"the control FAILS: {len(failed)} episodes did not end as computed "
               "(errors among them):")

@@ -49,6 +49,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+import record
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PLANAUDIT = str(BIN / "planaudit")
@@ -549,6 +551,68 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _record(result: dict, args: argparse.Namespace) -> None:
+    """The run's record: a table per measure, and the largest point's figures."""
+    figures: dict = {}
+    tables: dict = {}
+    analysis = {k: v for k, v in result["stages"].items() if k != "cache"}
+    if analysis:
+        tables["analysis"] = record.table(
+            ["stage", "rows", "wall s", "CPU s", "peak MB"],
+            [(stage, int(rows), p["seconds"], p["cpu_seconds"], p["peak_mb"])
+             for stage, entry in analysis.items()
+             for rows, p in sorted(entry["points"].items(), key=lambda kv: int(kv[0]))],
+            "Each analysis stage as its rule runs it, on synthetic rows")
+        tables["exponents"] = record.table(
+            ["stage", "wall", "CPU", "peak MB", "fitted on rows"],
+            [(stage, e["exponent"]["seconds"], e["exponent"]["cpu_seconds"],
+              e["exponent"]["peak_mb"], ", ".join(f"{r:,}" for r in e["exponent"]["fitted_on"]))
+             for stage, e in analysis.items()],
+            "Growth exponents (slope of log cost on log rows)")
+        for stage, entry in analysis.items():
+            rows, p = max(entry["points"].items(), key=lambda kv: int(kv[0]))
+            figures[f"{stage}_cpu"] = record.figure(p["cpu_seconds"], "CPU s",
+                                                    f"{stage} at {int(rows):,} rows")
+            figures[f"{stage}_peak"] = record.figure(p["peak_mb"], "MB",
+                                                     f"{stage} at {int(rows):,} rows, peak")
+    if "cache" in result["stages"]:
+        points = result["stages"]["cache"]["points"]
+        tables["cache"] = record.table(
+            ["entries", "put µs", "get µs", "miss µs", "CPU s", "disk MB", "peak MB"],
+            [(int(n), p["put_us"], p["get_us"], p["miss_us"], p["cpu_seconds"], p["disk_mb"],
+              p["peak_mb"]) for n, p in sorted(points.items(), key=lambda kv: int(kv[0]))],
+            "The reply cache through the real Cache class: N puts, N gets, N/10 misses")
+        n, p = max(points.items(), key=lambda kv: int(kv[0]))
+        figures["cache_get"] = record.figure(p["get_us"], "µs", f"a cache hit at {int(n):,} entries")
+    if "real" in result:
+        tables["real"] = record.table(
+            ["stage", "rows", "wall s", "CPU s", "peak MB"],
+            [(stage, result["real"]["rows"], p["seconds"], p["cpu_seconds"], p["peak_mb"])
+             for stage, p in result["real"]["stages"].items()], "A real run's rows")
+    if "reference_run" in result:
+        r = result["reference_run"]
+        w = r["workflow"]
+        figures |= {"reference_rows": record.figure(r["rows"], "rows", f"{r['times']}× the default "
+                                                    f"matrix ({r['models']} models)"),
+                    "reference_jobs": record.figure(w["jobs"], "jobs", "snakemake jobs"),
+                    "reference_wall": record.figure(w["seconds"], "s", "the workflow, wall"),
+                    "reference_cpu": record.figure(w["cpu_seconds"], "CPU s", "the workflow, CPU"),
+                    "reference_peak": record.figure(w["peak_mb"], "MB", "peak of one process")}
+        tables["reference_run"] = record.table(
+            ["stage", "rows", "wall s", "CPU s", "peak MB"],
+            [(stage, r["rows"], p["seconds"], p["cpu_seconds"], p["peak_mb"])
+             for stage, p in r["stages"].items()], "The analysis on the reference run's rows")
+    if "dag" in result:
+        d = result["dag"]
+        figures |= {"dag_jobs": record.figure(d["jobs"], "jobs", f"snakemake -n, {d['models']} models"),
+                    "dag_wall": record.figure(d["seconds"], "s", "snakemake -n, wall"),
+                    "dag_cpu": record.figure(d["cpu_seconds"], "CPU s", "snakemake -n, CPU"),
+                    "dag_peak": record.figure(d["peak_mb"], "MB", "snakemake -n, peak")}
+    variant = ("reference-run" if args.reference_run else
+               "dag" if args.dag and not result["stages"] else None)
+    record.write("scale", figures, variant=variant, tables=tables)
+
+
 def _fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}"
 
@@ -619,6 +683,7 @@ def main() -> int:
     if not args.work:
         shutil.rmtree(base, ignore_errors=True)
     print(json.dumps(result, indent=1) if args.json else render(result))
+    _record(result, args)
     return 0
 
 

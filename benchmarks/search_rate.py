@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.conftest import suite_entries  # noqa: E402
 
+import record  # noqa: E402
 from planaudit.formal.external import solve_external  # noqa: E402
 from planaudit.formal.load import load_task  # noqa: E402
 from planaudit.formal.search import breadth_first  # noqa: E402
@@ -63,6 +64,19 @@ def main() -> None:
           f"whole call {fd.seconds:.2f} s = {fd_total_rate:,.0f} states/s")
     print(f"ratio FD/own: {fd_search_rate / ours_rate:.1f}x against FD's search time, "
           f"{fd_total_rate / ours_rate:.1f}x against its whole call (aim: within 10x)")
+    record.write("search_rate", {
+        "task": record.figure(f"{entry.domain}/{entry.id}", "", "anchor task (largest that FD "
+                              f"blind search finishes within {args.timeout:.0f} s)"),
+        "expanded": record.figure(ours.expanded, "states", "states expanded by own breadth-first"),
+        "own_rate": record.figure(ours_rate, "states/s", "own breadth-first (grounding included)"),
+        "fd_search_rate": record.figure(fd_search_rate, "states/s",
+                                        "FD astar(blind()), its reported search time"),
+        "fd_call_rate": record.figure(fd_total_rate, "states/s", "FD astar(blind()), whole call"),
+        "ratio_call": record.figure(fd_total_rate / ours_rate, "×",
+                                    "FD's rate over own, against FD's whole call"),
+    }, anchor={"name": "Fast Downward astar(blind()), its search time",
+               "ratio": round(fd_search_rate / ours_rate, 2),
+               "about": "FD's states/s over own breadth-first's (aim: within 10×)"})
 
 
 if __name__ == "__main__":

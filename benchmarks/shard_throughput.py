@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fake_openai import delay, serve_in_subprocess  # noqa: E402
 
 import planaudit.llm  # noqa: E402, F401
+import record  # noqa: E402
 from planaudit.experiment import Experiment  # noqa: E402
 from planaudit.shard import run_shard  # noqa: E402
 
@@ -74,6 +75,7 @@ def main() -> None:
     if args.one:  # the child: one shard, in a fresh process as the workflow runs it
         print(json.dumps(measure(args.delays[0], args.concurrency, Path(args.suite))))
         return
+    rows = []
     for d in args.delays:
         child = subprocess.run([sys.executable, __file__, "--one", "--delays", str(d),
                                 "--concurrency", str(args.concurrency), "--suite", args.suite],
@@ -83,6 +85,16 @@ def main() -> None:
         print(f"one shard of {episodes} episodes, {calls} calls, delay {d} s, concurrency "
               f"{args.concurrency}: wall {wall:.2f} s, ideal {ideal:.2f} s "
               f"(calls x delay / concurrency): ratio {ideal / wall:.2f} (goal: at least 0.8)")
+        rows.append((d, episodes, calls, wall, ideal, ideal / wall))
+    worst = min(rows, key=lambda r: r[5])
+    record.write("shard_throughput", {
+        "worst_ratio": record.figure(worst[5], "of ideal", f"lowest ratio (delay {worst[0]} s)"),
+        "concurrency": record.figure(args.concurrency, "calls", "the model's concurrency limit"),
+    }, anchor={"name": "the ideal: calls × delay / concurrency", "ratio": round(worst[5], 2),
+               "about": "ideal over measured wall time, at the delay where it is lowest "
+                        "(goal: at least 0.8)"},
+        tables={"delays": record.table(["delay s", "episodes", "calls", "wall s", "ideal s",
+                                        "ideal / wall"], rows, "One shard per delay")})
 
 
 if __name__ == "__main__":

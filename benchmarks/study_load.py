@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.study_server import POSTGRES, Server, entry, form_key, study_config  # noqa: E402
 
+import record  # noqa: E402
 from planaudit.study.app import ADMIN_ENV  # noqa: E402
 from planaudit.study.settings import load_study  # noqa: E402
 from planaudit.study.store import Store, keyed_hash  # noqa: E402
@@ -299,8 +300,9 @@ def lost(people: list[Participant], records: dict[str, dict], pseudonym) -> dict
     return out
 
 
-def run(db: str, n: int, think: float, seed: int) -> dict:
-    """One server, one crowd; prints the figures and returns the goal's verdicts."""
+def run(db: str, n: int, think: float, seed: int) -> tuple[dict, dict]:
+    """One server, one crowd; prints the figures and returns the goal's verdicts and the
+    figures a record keeps."""
     token = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="study-load-") as tmp:
         config = study_config(Path(tmp))
@@ -382,7 +384,15 @@ def run(db: str, n: int, think: float, seed: int) -> dict:
           f"{f' ({len(over)} of {len(by)} pages over)' if over else ''}; "
           f"arms {'/'.join(str(arms[a]) for a in sorted(arms))} {'met' if verdict['arms'] else 'MISSED'}; "
           f"{steps} lost {'met' if verdict['lost'] else 'MISSED'}")
-    return verdict
+    figures = {"requests": len(every), "wall_s": wall, "requests_per_s": len(every) / wall,
+               "p50_ms": pct(every, .5), "p99_ms": p99, "max_ms": 1000 * max(every),
+               "cpu_client_s": cpu_client, "cpu_server_s": cpu_server,
+               "server_ms_per_request": 1000 * cpu_server / len(every),
+               "arms": "/".join(str(arms[a]) for a in sorted(arms)), "lost": steps,
+               "pages": [(label, len(by[label]), pct(by[label], .5), pct(by[label], .99),
+                          1000 * max(by[label]))
+                         for label in sorted(by, key=lambda x: (order.get(x.split()[0], 99), x))]}
+    return verdict, figures
 
 
 def main() -> int:
@@ -396,11 +406,31 @@ def main() -> int:
     print(f"machine: os.cpu_count() = {os.cpu_count()}, shared: the simulated participants (one "
           "asyncio process) and the server (one process, its database's too) compete for these cores")
     dbs = ("sqlite", "postgresql") if args.db == "both" else (args.db,)
-    verdicts = {db: run(db, args.participants, args.think, args.seed) for db in dbs}
+    runs = {db: run(db, args.participants, args.think, args.seed) for db in dbs}
+    verdicts = {db: v for db, (v, _) in runs.items()}
     print()
     for db, v in verdicts.items():
         print(f"goal: p99 < 200 ms, arms within one, 0 lost steps -> {db}: "
               + ", ".join(f"{k} {'met' if ok else 'MISSED'}" for k, ok in v.items()))
+    units = {"requests": ("requests", "requests, all pages"), "wall_s": ("s", "wall time"),
+             "requests_per_s": ("requests/s", "throughput"), "p50_ms": ("ms", "latency, median"),
+             "p99_ms": ("ms", "latency, 99th percentile (goal: under 200 ms)"),
+             "max_ms": ("ms", "latency, max"), "cpu_client_s": ("CPU s", "the participants' process"),
+             "cpu_server_s": ("CPU s", "the server process"),
+             "server_ms_per_request": ("CPU ms", "the server's CPU a request"),
+             "arms": ("participants", "per arm"), "lost": ("steps", "acknowledged steps lost")}
+    figures, tables = {}, {}
+    for db, (_, f) in runs.items():
+        for key, (unit, label) in units.items():
+            figures[f"{db}_{key}"] = record.figure(f[key], unit, f"{db}: {label}")
+        tables[db] = record.table(["page", "n", "p50 ms", "p99 ms", "max ms"], f["pages"],
+                                  f"{db}: latency per page")
+    variant = None if args.db == "both" else args.db
+    if args.think:
+        variant = f"{variant or 'both'}-think"
+    record.write("study_load", figures, variant=variant, tables=tables,
+                 notes=[f"{args.participants} participants at once, think time {args.think:g} s; the "
+                        "participants and the server share this machine's cores"])
     return 0
 
 

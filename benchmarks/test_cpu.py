@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
+
+import record
 
 
 def main() -> int:
@@ -50,6 +53,16 @@ def main() -> int:
     print(f"\n{'cpu s':>8}{'wall s':>8}  test")
     for r in sorted(rows, key=lambda r: -r["cpu"])[: args.tests]:
         print(f"{r['cpu']:8.1f}{r['wall']:8.1f}  {r['test']}")
+    record.write("test_cpu", {
+        "tests": record.figure(len(rows), "tests", f"in {len(files)} files"),
+        "cpu": record.figure(cpu, "CPU s", "summed over the workers"),
+        "wall": record.figure(wall, "s", "summed over the workers"),
+    }, tables={"files": record.table(["file", "CPU s", "wall s", "tests"],
+                                     [(n, c, w, k) for n, (c, w, k) in
+                                      sorted(files.items(), key=lambda kv: -kv[1][0])[: args.top]],
+                                     "The costliest test files")},
+        argv=[sys.argv[0], "CPU.jsonl", *sys.argv[2:]],
+        notes=["CPU.jsonl: the lines of `PLANAUDIT_TEST_CPU=CPU.jsonl make test`"])
     return 0
 
 

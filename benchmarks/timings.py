@@ -37,6 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.test_local_server import FAKE  # noqa: E402
 
+import record  # noqa: E402
+
 
 def server_grace(tmp: Path) -> float:
     """Seconds from the end of the block to the stubborn server being gone."""
@@ -104,6 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    rows = []
     for name, measure in MEASURES.items():
         seconds = []
         for _ in range(args.repeat):
@@ -111,6 +114,13 @@ def main() -> None:
                 seconds.append(measure(Path(tmp)))
         print(f"{name}: median {statistics.median(seconds):.2f}, max {max(seconds):.2f} "
               f"(n={len(seconds)})")
+        rows.append((name, statistics.median(seconds), max(seconds), len(seconds)))
+    record.write("timings", {
+        key: record.figure(median, "s", f"{name}, median")
+        for key, (name, median, _, _) in zip(("grace", "lpg_limit", "astar_limit"), rows,
+                                              strict=False)},
+        tables={"timings": record.table(["measure", "median s", "max s", "n"], rows,
+                                        "Durations the tests no longer bound")})
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import record
 from planaudit.formal import load_task, parse_plan, validate
 from planaudit.formal.departures import compare
 from planaudit.formal.sexpr import PDDLError
@@ -34,7 +35,7 @@ def _ms(values: list[float]) -> str:
             f"{1000 * statistics.median(values):.2f} ms, max {1000 * max(values):.1f} ms")
 
 
-def corpus(every: int) -> None:
+def corpus(every: int) -> dict:
     records = [json.loads(x) for x in (CORPUS / "plans.jsonl").read_text().splitlines() if x.strip()]
     records = records[::every]
     tasks: dict = {}
@@ -73,12 +74,18 @@ def corpus(every: int) -> None:
         print(f"    no verdict x{k}: {why}")
     print(f"  VAL per plan (process start, -v report, parse): {_ms(val_seconds)}")
     print(f"  planaudit validate per plan (parsed task, in process): {_ms(ours_seconds)}")
+    return {"plans": n, "vs_recorded": dict(vs_recorded), "vs_ours": dict(vs_ours),
+            "classes": dict(classes), "val_ms": 1000 * statistics.mean(val_seconds),
+            "val_median_ms": 1000 * statistics.median(val_seconds),
+            "ours_ms": 1000 * statistics.mean(ours_seconds),
+            "ours_median_ms": 1000 * statistics.median(ours_seconds)}
 
 
-def semantics() -> None:
+def semantics() -> dict:
     cases = [json.loads(x) for x in (SEMANTICS / "expected.jsonl").read_text().splitlines()
              if x.strip()]
     counts: Counter = Counter()
+    departures = []
     print(f"semantics cases: {len(cases)} plans")
     for case in cases:
         d = SEMANTICS / case["case"]
@@ -90,15 +97,46 @@ def semantics() -> None:
             print(f"  {case['case']}/{case['plan']}: planaudit "
                   f"{'valid' if c.ours_valid else c.kind}, VAL {c.val.describe()} -> "
                   f"{c.departure or 'no verdict'}")
+            departures.append((f"{case['case']}/{case['plan']}",
+                               "valid" if c.ours_valid else c.kind, c.val.describe(),
+                               c.departure or "no verdict"))
     print(f"  real VAL vs planaudit: {dict(counts)}")
+    return {"cases": len(cases), "counts": dict(counts), "departures": departures}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--every", type=int, default=1, help="take every Nth corpus plan")
     args = ap.parse_args()
-    corpus(max(1, args.every))
-    semantics()
+    c = corpus(max(1, args.every))
+    s = semantics()
+
+    def count(name: str, counts: dict, key: str, of: int) -> dict:
+        return record.figure(counts.get(key, 0), "plans", f"{name}: {key}, of {of}")
+
+    record.write("val_witness", {
+        "corpus_plans": record.figure(c["plans"], "plans", "PlanBench corpus plans run through VAL"),
+        "recorded_agree": count("real VAL vs recorded verdicts", c["vs_recorded"], "agree", c["plans"]),
+        "recorded_disagree": count("real VAL vs recorded verdicts", c["vs_recorded"], "disagree",
+                                   c["plans"]),
+        "ours_agree": count("real VAL vs planaudit", c["vs_ours"], "agree", c["plans"]),
+        "ours_disagree": count("real VAL vs planaudit", c["vs_ours"], "disagree", c["plans"]),
+        "no_verdict": count("real VAL vs planaudit", c["vs_ours"], "no verdict", c["plans"]),
+        "departures": record.figure(", ".join(f"{k} {v}" for k, v in c["classes"].items())
+                                    or "none", "", "corpus disagreements by documented departure"),
+        "val_ms": record.figure(c["val_ms"], "ms", "VAL a plan, mean (process start, -v report, "
+                                                  "parse)"),
+        "val_median_ms": record.figure(c["val_median_ms"], "ms", "VAL a plan, median"),
+        "ours_ms": record.figure(c["ours_ms"], "ms", "planaudit validate a plan, mean (parsed "
+                                                    "task, in process)"),
+        "semantics_agree": record.figure(s["counts"].get("agree", 0), "cases",
+                                         f"semantics cases where VAL and planaudit agree, of "
+                                         f"{s['cases']}"),
+    }, anchor={"name": "VAL's Validate, one call a plan", "ratio": round(c["val_ms"] / c["ours_ms"], 1),
+               "about": "VAL's mean time a plan over planaudit's in-process validation"},
+        tables={"semantics": record.table(["case", "planaudit", "VAL", "departure"],
+                                          s["departures"], "Semantics cases where the two differ")},
+        notes=[f"every {args.every}th corpus plan"] if args.every > 1 else [])
     return 0
 
 

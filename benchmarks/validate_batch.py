@@ -30,6 +30,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import record
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "conformance" / "planbench"
 
@@ -140,6 +142,28 @@ def numeric(args) -> None:
           f"{len(sample)} of them in {t_up:.2f} s = {rate_up:,.1f} plans/s "
           f"(verdicts agree on {agree}/{len(sample)})")
     print(ratio(len(records), t_ours, c_ours, len(sample), t_up, c_up))
+    figures = _figures(len(records), t_ours, c_ours, len(sample), t_up, c_up)
+    figures["agree"] = record.figure(agree, "plans", f"verdicts equal of the {len(sample)} compared")
+    record.write("validate_batch", figures, variant="numeric", anchor=_anchor(figures),
+                 notes=[f"{len(records)} generated plans ({sum(v_ours)} valid) over 20 problems"])
+
+
+def _figures(n_ours: int, t_ours: float, c_ours: float, n_up: int, t_up: float,
+             c_up: float) -> dict:
+    """Both rates and both ratios, as `ratio` prints them."""
+    return {"ours_rate": record.figure(n_ours / t_ours, "plans/s",
+                                       "planaudit validate --batch, start-up included"),
+            "up_rate": record.figure(n_up / t_up, "plans/s", "unified-planning"),
+            "ratio_wall": record.figure((n_ours / t_ours) / (n_up / t_up), "×", "by wall time"),
+            "ratio_cpu": record.figure((n_ours / c_ours) / (n_up / c_up), "×", "by CPU time"),
+            "ours_plans": record.figure(n_ours, "plans", "validated by planaudit"),
+            "up_plans": record.figure(n_up, "plans", "validated by unified-planning")}
+
+
+def _anchor(figures: dict) -> dict:
+    return {"name": "unified-planning: PDDLReader per problem, SequentialPlanValidator per plan",
+            "ratio": round(figures["ratio_cpu"]["value"], 1),
+            "about": "planaudit's plans/s over unified-planning's, by CPU time (goal: at least 50×)"}
 
 
 def ratio(n_ours: int, t_ours: float, c_ours: float, n_up: int, t_up: float, c_up: float) -> str:
@@ -186,6 +210,15 @@ def main() -> None:
           f"{len(sample)} plans over {n_problems} problems in {t_up:.2f} s = "
           f"{rate_up:,.1f} plans/s (agrees with VAL on {up_agree}/{len(sample)})")
     print(ratio(len(records), t_ours, c_ours, len(sample), t_up, c_up))
+    figures = _figures(len(records), t_ours, c_ours, len(sample), t_up, c_up)
+    figures["ours_agree_val"] = record.figure(agree, "plans", "planaudit's verdicts equal to "
+                                              f"VAL's recorded ones, of {len(records)}")
+    figures["up_agree_val"] = record.figure(up_agree, "plans", "unified-planning's equal to VAL's, "
+                                            f"of {len(sample)}")
+    record.write("validate_batch", figures, anchor=_anchor(figures),
+                 notes=[f"PlanBench conformance corpus: {len(records)} plans over {len(problems)} "
+                        f"problems; unified-planning on {n_problems} problems"
+                        + (" (all)" if args.full else f" (a seeded sample, seed {args.seed})")])
 
 
 if __name__ == "__main__":
