@@ -17,6 +17,7 @@ copyright = "2026, the planaudit developers"
 extensions = [
     "myst_parser",
     "sphinxarg.ext",
+    "benchmark_records",  # _ext/: the benchmark pages' figures, from docs/benchmarks/records
 ]
 
 source_suffix = {".md": "markdown"}
