@@ -27,9 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--regime", choices=episodic(),
                    help="default: the regime whose methods in the config name the method")
     config_arg(e)
-    e.add_argument("--model", required=True)
-    e.add_argument("--method", required=True)
-    e.add_argument("--task", required=True, metavar="DOMAIN/TASK")
+    e.add_argument("--model", required=True, help="a model's name in the config's models")
+    e.add_argument("--method", required=True,
+                   help="a method the config's section of the regime lists (direct, react, ...)")
+    e.add_argument("--task", required=True, metavar="DOMAIN/TASK",
+                   help="a task of the config's suite (gripper/p03)")
     e.add_argument("--results", help="where the prepared suite is, default: the config's "
                                       "results folder (a task not prepared yet is prepared there)")
     e.add_argument("--cut", type=int, default=0, metavar="N",
@@ -51,7 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     config_arg(es)
     es.add_argument("--results", help="where the prepared suite is (default: the config's "
                                        "results folder)")
-    es.add_argument("--json", action="store_true")
+    es.add_argument("--json", action="store_true",
+                    help="print the estimate's rows as JSON instead of a table")
     es.add_argument("--spec", help="the config as JSON instead of --config (the workflow "
                                    "passes this)")
     es.add_argument("--named", help="with --spec: what the user's own files name, as JSON "

@@ -400,14 +400,15 @@ def run_shard(experiment: Experiment, entry: ModelEntry, params: MethodParams,
 
 def add_parser(sub, regime: str, config_arg) -> None:
     """`planaudit <regime> shard` for a regime of episodes (offline, online)."""
-    o = sub.add_parser(regime, help=f"the {regime} regime")
+    o = sub.add_parser(regime, help=get(regime).help)
     osub = o.add_subparsers(dest=f"{regime}_command", required=True)
     sh = osub.add_parser("shard", help="run one model x method over the tasks of one or more "
                                        "domains")
     config_arg(sh)
     sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
-    sh.add_argument("--model", required=True)
-    sh.add_argument("--method", required=True)
+    sh.add_argument("--model", required=True, help="a model's name in the config's models")
+    sh.add_argument("--method", required=True,
+                    help=f"a method the config's {regime}.methods lists")
     sh.add_argument("--domain", required=True, action="append",
                     help="a domain of the prepared suite (repeatable)")
     sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")

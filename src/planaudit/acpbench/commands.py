@@ -21,7 +21,8 @@ def add_parser(sub, config_arg=None) -> None:
     asub = ac.add_subparsers(dest="acpbench_command", required=True)
     g = asub.add_parser("gold", help="answer every item of a gen file from its PDDL and question "
                                      "alone; compare with the file's answers per type")
-    g.add_argument("file", metavar="FILE.json[.gz]")
+    g.add_argument("file", metavar="FILE.json[.gz]",
+                   help="an ACPBench gen file (its items' PDDL, questions and answers)")
     g.add_argument("--json", action="store_true",
                    help='print {"items": [{"id", "task", "answer"}...], "summary": {...}, '
                         '"past_bound": [{"id", "task", "reason"}...]}')
@@ -38,8 +39,9 @@ def add_parser(sub, config_arg=None) -> None:
     if config_arg:
         config_arg(sh)
     sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
-    sh.add_argument("--model", required=True)
-    sh.add_argument("--type", required=True, dest="qtype", help=", ".join(ORDER))
+    sh.add_argument("--model", required=True, help="a model's name in the config's models")
+    sh.add_argument("--type", required=True, dest="qtype",
+                    help="the question type: " + ", ".join(ORDER))
     sh.add_argument("--suite", default="results/suite", help="the prepared suite folder")
     sh.add_argument("--out", required=True, help="the job's Parquet file")
     sh.add_argument("--transcripts", required=True, help="folder for the questions' transcripts")
@@ -48,9 +50,10 @@ def add_parser(sub, config_arg=None) -> None:
                                      "that scores full marks")
     if config_arg:
         config_arg(s)
-    s.add_argument("qtype", metavar="TYPE", help=", ".join(ORDER))
+    s.add_argument("qtype", metavar="TYPE", help="the question type: " + ", ".join(ORDER))
     s.add_argument("task", metavar="DOMAIN/TASK", help="a suite task (gripper/p02)")
-    s.add_argument("--form", default="gen", choices=("bool", "mcq", "gen"))
+    s.add_argument("--form", default="gen", choices=("bool", "mcq", "gen"),
+                   help="the question's form: yes/no, multiple choice or generative")
     s.add_argument("--state", type=int, default=0, help="which drawn state (0: a random walk, "
                                                        "1: a plan prefix, ...)")
     s.add_argument("--seed", type=int, help="default: the config's acpbench seed")

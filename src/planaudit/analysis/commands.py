@@ -25,12 +25,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="also the shards listed in FILE, one path a line (the workflow's "
                          "way: thousands of paths overflow a command line)")
     co.add_argument("--out", required=True, help="the collected episodes (.parquet)")
-    co.add_argument("--schema", help="the row schema (default: workflow/schemas/row.schema.yaml "
-                                     "of this repository)")
+    co.add_argument("--schema", help="the row schema (default: the installed planaudit's "
+                                     "workflow/schemas/row.schema.yaml)")
     co.set_defaults(func=cmd_collect)
 
     ta = sub.add_parser("tables", help="the analysis tables as csv, Markdown and LaTeX")
-    ta.add_argument("--episodes", default="results/episodes.parquet")
+    ta.add_argument("--episodes", default="results/episodes.parquet",
+                    help="the collected episodes (planaudit collect's output)")
     ta.add_argument("--out", default="results/report", help="folder for the tables")
     ta.add_argument("--seed", type=int, default=0, help="seeds the bootstrap intervals")
     ta.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
@@ -41,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                       "can confirm")
     pw.add_argument("--tasks", type=int, required=True, help="N paired tasks")
     pw.add_argument("--comparisons", type=int, required=True, help="M comparisons in the family")
-    pw.add_argument("--alpha", type=float, default=0.05)
+    pw.add_argument("--alpha", type=float, default=0.05, help="family-wise level of Holm")
     pw.add_argument("--difference", type=float, metavar="PP",
                     help="also print the power to confirm this true difference, in points")
     pw.add_argument("--baseline", type=float, default=0.5,
@@ -54,8 +55,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ca = sub.add_parser("calibrate", help="controls for the statistics: simulated experiments "
                                           "with known truth through the report's own analysis",
                         description="Every option not given comes from the config's calibration "
-                                    "section (alpha and the bootstrap from its analysis section); "
-                                    "see the README's Calibration section for the model.")
+                                    "section (alpha and the bootstrap from its analysis "
+                                    "section).")
     config_arg(ca)
     ca.add_argument("--spec", help="the config as JSON instead (the workflow passes this)")
     ca.add_argument("--tasks", type=int, help="N paired tasks (default: calibration.tasks)")
@@ -74,7 +75,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ca.set_defaults(func=cmd_calibrate)
 
     fi = sub.add_parser("figures", help="the report's figures as png and svg")
-    fi.add_argument("--episodes", default="results/episodes.parquet")
+    fi.add_argument("--episodes", default="results/episodes.parquet",
+                    help="the collected episodes (planaudit collect's output)")
     fi.add_argument("--out", default="results/report/figures", help="folder for the figures")
     fi.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (as for tables)")
     fi.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
@@ -86,12 +88,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fi.set_defaults(func=cmd_figures)
 
     rp = sub.add_parser("report", help="the standalone report (index.html): design, tables, figures")
-    rp.add_argument("--episodes", default="results/episodes.parquet")
+    rp.add_argument("--episodes", default="results/episodes.parquet",
+                    help="the collected episodes (planaudit collect's output)")
     config_arg(rp)
     rp.add_argument("--spec", help="the config as JSON instead (the workflow passes this)")
     rp.add_argument("--tables", default="results/report", help="folder with the table csvs")
-    rp.add_argument("--figures", default="results/report/figures")
-    rp.add_argument("--out", default="results/report/index.html")
+    rp.add_argument("--figures", default="results/report/figures",
+                    help="folder with the figures (planaudit figures' output)")
+    rp.add_argument("--out", default="results/report/index.html",
+                    help="the report's HTML file")
     rp.set_defaults(func=cmd_report)
 
 

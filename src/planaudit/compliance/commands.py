@@ -17,9 +17,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cpsub = cp.add_subparsers(dest="compliance_command", required=True)
     cs = cpsub.add_parser("score", help="PPC, POC, PPF and PC of sequences in the paper's layout "
                                         "([{instance_id, resolution_status, languatory}])")
-    cs.add_argument("file")
+    cs.add_argument("file", help="the sequences: a JSON list in the paper's layout")
     cs.add_argument("--expected", required=True, help="the expected phases in order: N,R,P,V")
-    cs.add_argument("--json", action="store_true")
+    cs.add_argument("--json", action="store_true",
+                    help="print the scores as JSON instead of a table")
     cs.set_defaults(func=cmd_compliance_score)
 
 

@@ -109,8 +109,9 @@ def add_curriculum_parser(sub, config_arg) -> None:
     sh = csub.add_parser("shard", help="run one model x test case over the curriculum's domains")
     config_arg(sh)
     sh.add_argument("--spec", help="the config slice as JSON (the workflow passes this)")
-    sh.add_argument("--model", required=True)
-    sh.add_argument("--test", required=True, help="t1, t2, t3, t4, t5, t6, t7, t8_1, t8_2, t8_3")
+    sh.add_argument("--model", required=True, help="a model's name in the config's models")
+    sh.add_argument("--test", required=True,
+                    help="the test case: t1, t2, t3, t4, t5, t6, t7, t8_1, t8_2, t8_3")
     sh.add_argument("--domain", required=True, action="append",
                     help="a suite domain, or planbench-<config> for a PlanBench entry "
                          "(repeatable)")
@@ -124,7 +125,7 @@ def add_show_parser(planbench_sub, config_arg) -> None:
     """`planbench show`, added to the `planbench` group (which PlanBench replay shares)."""
     s = planbench_sub.add_parser("show", help="one generated test-case prompt with its truth")
     config_arg(s)
-    s.add_argument("test", help="t1, t2, t3, t4, t5, t6, t7, t8_1, t8_2, t8_3")
+    s.add_argument("test", help="the test case: t1, t2, t3, t4, t5, t6, t7, t8_1, t8_2, t8_3")
     s.add_argument("case", help="DOMAIN/INSTANCE: a suite task (gripper/p03) or, for a "
                                 "PlanBench config in curriculum.domains, its instance "
                                 "(blocksworld/12)")

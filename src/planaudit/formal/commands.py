@@ -23,9 +23,11 @@ def _dump(obj) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     v = sub.add_parser("validate", help="validate a plan file against a domain and problem")
-    v.add_argument("domain", nargs="?")
-    v.add_argument("problem", nargs="?")
-    v.add_argument("plan", nargs="?")
+    v.add_argument("domain", nargs="?", help="the domain's PDDL file (not with --batch)")
+    v.add_argument("problem", nargs="?", help="the problem's PDDL file (not with --batch)")
+    v.add_argument("plan", nargs="?",
+                   help="the plan file, as VAL reads one: (action arg1 arg2 ...) a step "
+                        "(not with --batch)")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     v.add_argument("--batch", metavar="RECORDS.jsonl",
                    help="records {domain, problem, plan} (or plan_file), paths relative "
@@ -37,13 +39,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     v.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("solve", help="prove solvability and the optimal plan length")
-    s.add_argument("domain")
-    s.add_argument("problem")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("domain", help="the domain's PDDL file")
+    s.add_argument("problem", help="the problem's PDDL file")
+    s.add_argument("--json", action="store_true",
+                   help="print the whole truth record as JSON (every method's status, the "
+                        "plan, whether the methods agree)")
     s.add_argument("--state-limit", type=int, default=2_000_000,
                    help="breadth-first search gives way to A* past this many states")
     s.add_argument("--astar-seconds", type=float, default=300.0, help="CPU seconds for A*")
-    s.add_argument("--external-seconds", type=float, default=600.0)
+    s.add_argument("--external-seconds", type=float, default=600.0,
+                   help="wall-clock seconds for Fast Downward (ENHSP for a numeric domain)")
     s.add_argument("--no-external", action="store_true",
                    help="skip Fast Downward / ENHSP (own search only)")
     s.add_argument("--certificate", metavar="FILE",
@@ -51,9 +56,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_solve)
 
     c = sub.add_parser("certify-check", help="check an unsolvability certificate")
-    c.add_argument("domain")
-    c.add_argument("problem")
-    c.add_argument("certificate")
+    c.add_argument("domain", help="the domain's PDDL file")
+    c.add_argument("problem", help="the problem's PDDL file")
+    c.add_argument("certificate",
+                   help="the certificate (JSON) that `planaudit solve --certificate` or the "
+                        "suite's truth wrote")
     c.set_defaults(func=cmd_certify_check)
 
 

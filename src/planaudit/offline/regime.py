@@ -47,7 +47,8 @@ def episode(entry: ModelEntry):
 
 register(Regime(
     schema=section_schema(__file__),
-    name="offline", help="the offline regime", jobs=jobs,
+    name="offline", help="the offline regime: a model writes a whole plan (or UNSOLVABLE) "
+    "from the briefs, judged against the hidden model", jobs=jobs,
     layout=("model", "method", "domain"), columns=row_columns(__file__),
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "offline", config_arg),
     estimate=estimate, episode=episode, rank=0, batch=True, choices=("methods",),

@@ -46,7 +46,8 @@ def episode(entry: ModelEntry):
 
 register(Regime(
     schema=section_schema(__file__),
-    name="online", help="the online regime", jobs=jobs,
+    name="online", help="the online regime: an agent acts on the hidden model through "
+    "tools, one action at a time", jobs=jobs,
     epochs=True, tools=True, layout=("model", "method", "setting", "domain"),
     columns=row_columns(__file__),
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "online", config_arg),

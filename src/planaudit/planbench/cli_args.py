@@ -15,7 +15,8 @@ def add_parser(sub) -> tuple:
     psub = pb.add_subparsers(dest="planbench_command", required=True)
     r = psub.add_parser("replay", help="score a PlanBench results file again and compare with "
                                        "the verdicts it records")
-    r.add_argument("results", metavar="RESULTS.json")
+    r.add_argument("results", metavar="RESULTS.json",
+                   help="a PlanBench results file (results/<domain>/<model>/task_*.json)")
     r.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
                                    "the file sits in")
     r.add_argument("--dialect", help="how to read responses (2023, 2024, 2025, translated, 2022, "
@@ -24,7 +25,9 @@ def add_parser(sub) -> tuple:
     r.set_defaults(func=cmd_replay)
     h = psub.add_parser("repair", help="heuristic mode: LPG repairs every plan of a t1 or t2 "
                                        "results file; planaudit judges the repaired plans")
-    h.add_argument("results", metavar="RESULTS.json")
+    h.add_argument("results", metavar="RESULTS.json",
+                   help="a PlanBench results file of t1 or t2 (task_1_plan_generation.json, "
+                        "task_2_plan_optimality.json)")
     h.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
                                    "the file sits in")
     h.add_argument("--seed", type=int, default=0, help="LPG's -seed (default 0)")

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                  "user@host/db); default SQLite under the study's folder")
     sv.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (behind a reverse "
                                                         "proxy; 0.0.0.0 to listen on every address)")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--port", type=int, default=8000, help="the port to listen on")
     sv.add_argument("--workers", type=int, default=1,
                     help="server processes (PostgreSQL only: SQLite takes one writer)")
     sv.add_argument("--check", action="store_true",
@@ -30,9 +30,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "database, then stop without serving")
     sv.set_defaults(func=cmd_serve)
     ss_ = ss.add_parser("status", help="enrolment and completion per arm")
-    ss_.add_argument("--config", required=True, metavar="STUDY.yaml")
+    ss_.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
     ss_.add_argument("--db", help="the database URL, if not the config's")
-    ss_.add_argument("--json", action="store_true")
+    ss_.add_argument("--json", action="store_true",
+                     help="print each arm's counts as JSON instead of a table")
     ss_.set_defaults(func=cmd_status)
     ex = ss.add_parser("export", help="the records, pseudonymised and judged like models' "
                                       "answers (rows, events, tasks)")
@@ -53,8 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="where arms.csv, tests.csv (and .md, .tex), analysis.json and "
                          "people.png go")
     _test_options(an)
-    an.add_argument("--seed", type=int, default=0)
-    an.add_argument("--bootstrap", type=int, default=2000)
+    an.add_argument("--seed", type=int, default=0, help="seeds the bootstrap intervals")
+    an.add_argument("--bootstrap", type=int, default=2000,
+                    help="bootstrap resamples of the intervals")
     an.set_defaults(func=cmd_analyze)
     pl_ = ss.add_parser("plan", help="participants per arm a design needs (before a study opens)")
     pl_.add_argument("--config", metavar="STUDY.yaml",
@@ -129,7 +131,8 @@ def _test_options(p: argparse.ArgumentParser) -> None:
                    help="for the tests between arms: less = the first arm's value is the "
                         "smaller (the paper: the assisted arm takes less time, i.e. greater "
                         "with the unassisted arm first); default two-sided")
-    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="the tests' significance level")
     p.add_argument("--rates", type=float, nargs=2, default=(0.74, 0.82), metavar=("P1", "P2"),
                    help="the valid rates the design should tell apart (default the paper's "
                         "0.74 0.82)")

@@ -10,15 +10,20 @@ from planaudit.formal.truth import Limits
 
 
 def _suite_args(p) -> None:
-    p.add_argument("--source", choices=("builtin", "external"), default="builtin")
+    p.add_argument("--source", choices=("builtin", "external"), default="builtin",
+                   help="builtin: planaudit's domain layout (domain.pddl, problems/, tasks.yaml); "
+                        "external: a suite in the published layout (problems_pddl/, prompts.json)")
     p.add_argument("--root", default="domains", help="folder holding one folder per domain")
 
 
 def _truth_args(p) -> None:
-    p.add_argument("--bfs-states", type=int, default=2_000_000)
+    p.add_argument("--bfs-states", type=int, default=2_000_000,
+                   help="breadth-first search gives way to A* past this many states")
     p.add_argument("--astar-seconds", type=float, default=300.0, help="CPU seconds for A*")
-    p.add_argument("--external-seconds", type=float, default=600.0)
-    p.add_argument("--no-external", action="store_true")
+    p.add_argument("--external-seconds", type=float, default=600.0,
+                   help="wall-clock seconds for Fast Downward (ENHSP for a numeric domain)")
+    p.add_argument("--no-external", action="store_true",
+                   help="skip Fast Downward / ENHSP (own search only: one method)")
     p.add_argument("--audit", choices=("strict", "warn"), default="strict",
                    help="warn: an external suite's wrong solvability label, or its unsolvable "
                         "task past the certificate limit proven by two methods, or by one while "
@@ -35,19 +40,23 @@ def add_parser(sub, func) -> None:
 
     pr = ss.add_parser("prepare", help="hidden model (obfuscated if asked), names, briefs")
     _suite_args(pr)
-    pr.add_argument("--domain", required=True)
-    pr.add_argument("--task", required=True)
-    pr.add_argument("--outdir", required=True)
-    pr.add_argument("--obfuscate", action="store_true")
-    pr.add_argument("--seed", type=int, default=0)
-    pr.add_argument("--description", choices=("templates", "generic"), default="templates")
-    pr.add_argument("--disguise", choices=("none", "deceptive", "randomized"), default="none")
+    pr.add_argument("--domain", required=True, help="a domain folder's name under --root")
+    pr.add_argument("--task", required=True, help="a task of the domain (p03)")
+    pr.add_argument("--outdir", required=True, help="the prepared task's folder (written)")
+    pr.add_argument("--obfuscate", action="store_true",
+                    help="give the task's objects random names")
+    pr.add_argument("--seed", type=int, default=0, help="seeds the random names")
+    pr.add_argument("--description", choices=("templates", "generic"), default="templates",
+                    help="generic: describe from the PDDL alone even where nl.yaml exists")
+    pr.add_argument("--disguise", choices=("none", "deceptive", "randomized"), default="none",
+                    help="pose the task under renamed actions, predicates, functions and "
+                         "types: deceptive (unrelated words) or randomized (random strings)")
     pr.set_defaults(func=func)
 
     t = ss.add_parser("truth", help="prove one prepared task and audit its label")
     _suite_args(t)
-    t.add_argument("--domain", required=True)
-    t.add_argument("--task", required=True)
+    t.add_argument("--domain", required=True, help="a domain folder's name under --root")
+    t.add_argument("--task", required=True, help="a task of the domain (p03)")
     t.add_argument("--outdir", required=True, help="the prepared task's folder")
     _truth_args(t)
     t.set_defaults(func=func)
@@ -55,11 +64,12 @@ def add_parser(sub, func) -> None:
     b = ss.add_parser("build", help="prepare and prove every task of a domain in one process "
                                     "(the workflow's suite job)")
     _suite_args(b)
-    b.add_argument("--domain", required=True)
+    b.add_argument("--domain", required=True, help="a domain folder's name under --root")
     b.add_argument("--task", action="append", help="only this task (repeatable; default: all)")
     b.add_argument("--suite-dir", required=True, help="tasks go to SUITE_DIR/<domain>/<task>/")
-    b.add_argument("--obfuscate", action="store_true")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--obfuscate", action="store_true",
+                   help="give the tasks' objects random names")
+    b.add_argument("--seed", type=int, default=0, help="seeds the random names")
     b.add_argument("--description", choices=("templates", "generic"), default="templates",
                    help="generic: describe from the PDDL alone even where nl.yaml exists")
     b.add_argument("--disguise", choices=("deceptive", "randomized"), default=None,
@@ -70,8 +80,10 @@ def add_parser(sub, func) -> None:
 
     m = ss.add_parser("summary", help="gather truth records into summary.csv and audit.csv")
     m.add_argument("truths", nargs="+", metavar="TRUTH.json", help="in the order of the rows")
-    m.add_argument("--out", default="results/suite/summary.csv")
-    m.add_argument("--audit-out", default=None)
+    m.add_argument("--out", default="results/suite/summary.csv",
+                   help="the summary: one row per task (solvability, optimal length, methods)")
+    m.add_argument("--audit-out", default=None,
+                   help="also write the label audit here, one row per finding (audit.csv)")
     m.set_defaults(func=func)
 
     nw = ss.add_parser("new", help="write tasks.yaml and nl.yaml for a domain folder of your "
@@ -81,7 +93,7 @@ def add_parser(sub, func) -> None:
     nw.set_defaults(func=func)
 
     sh = ss.add_parser("show", help="print a task's briefs, truth and label")
-    sh.add_argument("task", metavar="DOMAIN/TASK")
+    sh.add_argument("task", metavar="DOMAIN/TASK", help="a task of the suite (gripper/p03)")
     sh.add_argument("--results", default="results", help="the results folder")
     sh.set_defaults(func=func)
 
