@@ -18,7 +18,13 @@ extensions = [
     "myst_parser",
     "sphinxarg.ext",
     "benchmark_records",  # _ext/: the benchmark pages' figures, from docs/benchmarks/records
+    "planaudit_reference",  # _ext/: the config and row reference, the CLI's help texts made safe
 ]
+# the CLI reference titles each subcommand with its whole command (`planaudit suite show`)
+sphinxarg_full_subcommand_name = True
+# no smart quotes: `--config` written in prose, a help text or a schema's description must
+# stay two hyphens (not an en dash), and JSON in a help text keeps its straight quotes
+smartquotes = False
 
 source_suffix = {".md": "markdown"}
 root_doc = "index"
