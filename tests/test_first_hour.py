@@ -196,11 +196,11 @@ def test_resource_names_are_valid_for_any_model_name():
     assert all(resource_name(n).isidentifier() for n in ("a.b-c", "x/y", "4o"))
 
 
-def test_the_readme_throttling_example_works_with_the_paper_config():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_throttling_example_works_with_the_paper_config():
+    readme = (ROOT / "docs" / "explain" / "offline.md").read_text()
     example = re.search(r"snakemake --cores 8 --configfile config/paper.yaml --resources "
                         r"(model_\w+=\d)", readme)
-    assert example, "README's throttling example"
+    assert example, "docs/explain/offline.md's throttling example"
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "8", "--nolock",
                            "--configfile", "config/paper.yaml", "--resources", example.group(1)],
