@@ -175,7 +175,8 @@ def planbench(root: Path = PLANBENCH) -> list[tuple]:
             where = f" (first: {first[(kind, old, new)]})" if n and old != new else ""
             print(f"  {kind}s: {n} of {total} two-action rule {'plan' if old else 'none'}, "
                   f"plan rule {'plan' if new else 'none'}{where}")
-            rows.append((f"{kind}s", "plan" if old else "none", "plan" if new else "none", n, total,
+            rows.append(({"reply": "replies"}.get(kind, f"{kind}s"), "plan" if old else "none",
+                         "plan" if new else "none", n, total,
                          first[(kind, old, new)] if n and old != new else ""))
     return rows
 

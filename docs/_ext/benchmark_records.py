@@ -222,12 +222,15 @@ class BenchmarkSummary(SphinxDirective):
                     f"benchmark record {path}: {', '.join(wrong)}", line=self.lineno)]
             anchor = record.get("anchor") or {}
             ratio = anchor.get("ratio")
-            rows.append([record["name"], when(record).split()[0], record["machine"].get("cpu"),
+            load = (record.get("load_average") or {}).get("start") or [None]
+            rows.append([record["name"], when(record).split()[0],
+                         f"{record['machine'].get('cores')} cores", load[0],
                          f"{anchor['name']}: {number(ratio)}×" if anchor and ratio is not None
                          else "–"])
         if not rows:
             return [paragraph("No benchmark is on record yet.")]
-        return [grid(["record", "measured", "CPU", "anchor: ratio"], rows, "Records")]
+        return [grid(["record", "measured", "machine", "load at start", "anchor: ratio"], rows,
+                     "Records", {3})]
 
 
 def setup(app: Sphinx) -> dict:
