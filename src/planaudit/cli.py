@@ -19,7 +19,7 @@ from planaudit.formal.sexpr import PDDLError
 def build_parser() -> argparse.ArgumentParser:
     """Every package's subcommands, composed: each `add_parser` adds its own, and each
     regime of the registry its own (`planaudit <regime> shard`, ...)."""
-    from planaudit import run
+    from planaudit import project, run
     from planaudit.analysis import commands as analysis
     from planaudit.compliance import commands as compliance
     from planaudit.curriculum.commands import add_show_parser
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_show_parser(planbench, config_arg)
     interop.add_parser(sub)
     study.add_parser(sub)
+    project.add_parser(sub)
     _finish_help(p)
     return p
 
@@ -98,6 +99,7 @@ EXAMPLES = {
     "gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",
     "inspect": "planaudit export inspect --results results --out results/inspect",
     "eee": "planaudit export eee --results results --out results/eee",
+    "init": "planaudit init myrun && cd myrun && snakemake --cores 2",
     "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
                   "--out rows.parquet --transcripts transcripts/",
 }

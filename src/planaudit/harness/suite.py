@@ -1,8 +1,9 @@
 """The prepared suite an Inspect task reads: built once with planaudit's own code, cached.
 
 `inspect eval` runs from any folder, so the task cannot rely on a results folder beside
-it: the built-in domains are found beside the installed package (the repository's
-`domains/`, planaudit being installed editable), and each task is prepared (obfuscated
+it: the built-in domains and the default config are the installed package's data
+(`planaudit.paths`: the same files in a wheel and in a checkout, where the repository's
+`domains/` and `config/config.yaml` link to them), and each task is prepared (obfuscated
 as the default config says) and proven exactly as the suite rules do it, into a user
 cache folder (`PLANAUDIT_INSPECT_CACHE`, else `$XDG_CACHE_HOME/planaudit/inspect`), keyed
 by the suite's root, its layout, its obfuscation and seed, so a changed suite never reads
@@ -19,10 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from planaudit import __version__
-
-REPO = Path(__file__).resolve().parents[3]  # planaudit is installed editable from its repository
-DOMAINS = REPO / "domains"
-CONFIG = REPO / "config" / "config.yaml"
+from planaudit.paths import DEFAULT_CONFIG as CONFIG
+from planaudit.paths import DOMAINS
 
 
 class SuiteError(ValueError):
