@@ -288,7 +288,8 @@ def test_every_subcommand_shows_its_defaults_and_an_example():
     assert len(leaves) >= 18
     for path, parser in leaves:
         text = parser.format_help()
-        assert "example:\n  planaudit" in text, path
+        # its own example: the example runs the command it is shown under
+        assert f"example:\n  planaudit {' '.join(path)} " in text, path
         for action in parser._actions:
             if action.option_strings and action.default not in (None, False, [], "==SUPPRESS=="):
                 assert f"(default: {action.default})" in " ".join(text.split()), (path, action.dest)

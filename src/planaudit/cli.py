@@ -54,9 +54,9 @@ EXAMPLES = {
     "solve": "planaudit solve domains/gripper/domain.pddl domains/gripper/problems/p03.pddl",
     "certify-check": "planaudit certify-check domain.pddl problem.pddl "
                      "results/suite/gripper/p09/certificate.json",
-    "offline": "planaudit offline shard --model oracle --method direct --domain gripper "
+    "offline shard": "planaudit offline shard --model oracle --method direct --domain gripper "
                "--out rows.parquet --transcripts transcripts/",
-    "online": "planaudit online shard --model oracle --method react --domain gripper "
+    "online shard": "planaudit online shard --model oracle --method react --domain gripper "
               "--out rows.parquet --transcripts transcripts/",
     "episode": "planaudit episode --model flawed --method modulo --task gripper/p03",
     "check": "planaudit check --config config/paper.yaml",
@@ -68,39 +68,41 @@ EXAMPLES = {
     "figures": "planaudit figures --episodes results/episodes.parquet",
     "report": "planaudit report --episodes results/episodes.parquet",
     "suite": "planaudit suite new domains/mydomain    # or: planaudit suite show gripper/p03",
-    "shard": "planaudit offline shard --model oracle --method direct --domain gripper "
-             "--out rows.parquet --transcripts transcripts/",
-    "prepare": "planaudit suite prepare --domain gripper --task p03 --outdir /tmp/p03 --obfuscate",
-    "truth": "planaudit suite truth --domain gripper --task p03 --outdir /tmp/p03",
-    "summary": "planaudit suite summary results/suite/*/*/truth.json --out summary.csv",
-    "new": "planaudit suite new domains/lights",
-    "build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
-    "show": "planaudit suite show gripper/p03    # or: planaudit planbench show t6 gripper/p03",
-    "replay": "planaudit planbench replay ../shared/planbench/plan-bench/results/blocksworld/"
+    "suite prepare": "planaudit suite prepare --domain gripper --task p03 --outdir /tmp/p03 --obfuscate",
+    "suite truth": "planaudit suite truth --domain gripper --task p03 --outdir /tmp/p03",
+    "suite summary": "planaudit suite summary results/suite/*/*/truth.json --out summary.csv",
+    "suite new": "planaudit suite new domains/lights",
+    "suite build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
+    "suite show": "planaudit suite show gripper/p03",
+    "planbench show": "planaudit planbench show t6 gripper/p03",
+    "acpbench shard": "planaudit acpbench shard --model oracle --type land --out rows.parquet "
+                      "--transcripts transcripts/",
+    "acpbench show": "planaudit acpbench show land gripper/p03 --form bool",
+    "planbench replay": "planaudit planbench replay ../shared/planbench/plan-bench/results/blocksworld/"
               "gpt-4_chat/task_1_plan_generation.json --json",
-    "repair": "planaudit planbench repair ../shared/planbench/plan-bench/results/blocksworld/"
+    "planbench repair": "planaudit planbench repair ../shared/planbench/plan-bench/results/blocksworld/"
               "gpt-4_chat/task_1_plan_generation.json --seed 0 --json",
     "study": "planaudit study serve --config config/study.yaml    "
              "# or: planaudit study status --config config/study.yaml",
-    "serve": "planaudit study serve --config config/study.yaml --port 8000",
-    "status": "planaudit study status --config config/study.yaml",
-    "export": "planaudit study export --config config/study.yaml --out results/study/pilot/export",
-    "analyze": "planaudit study analyze --records results/study/pilot/export "
+    "study serve": "planaudit study serve --config config/study.yaml --port 8000",
+    "study status": "planaudit study status --config config/study.yaml",
+    "study export": "planaudit study export --config config/study.yaml --out results/study/pilot/export",
+    "study analyze": "planaudit study analyze --records results/study/pilot/export "
                "--out results/study/pilot/analysis --alternative greater",
-    "plan": "planaudit study plan --rates 0.74 0.82 --power 0.8",
-    "bonus": "planaudit study bonus --config config/study.yaml --out bonuses.csv --dry-run",
-    "cohort": "planaudit study cohort --config config/study.yaml --counts config/study-demo.yaml "
+    "study plan": "planaudit study plan --rates 0.74 0.82 --power 0.8",
+    "study bonus": "planaudit study bonus --config config/study.yaml --out bonuses.csv --dry-run",
+    "study cohort": "planaudit study cohort --config config/study.yaml --counts config/study-demo.yaml "
               "--out cohort.yaml",
-    "simulate": "planaudit study simulate --cohort cohort.yaml --url http://127.0.0.1:8000/",
-    "human": "planaudit human shard --records results/study/pilot/export "
+    "study simulate": "planaudit study simulate --cohort cohort.yaml --url http://127.0.0.1:8000/",
+    "human shard": "planaudit human shard --records results/study/pilot/export "
              "--out results/episodes/human/people/pilot.parquet",
-    "score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
+    "compliance score": "planaudit compliance score sequences.json --expected N,R,P,V --json",
     "acpbench": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json",
-    "gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",
-    "inspect": "planaudit export inspect --results results --out results/inspect",
-    "eee": "planaudit export eee --results results --out results/eee",
+    "acpbench gold": "planaudit acpbench gold ../shared/acpbench/dataset/app/dev.gen.json --json",
+    "export inspect": "planaudit export inspect --results results --out results/inspect",
+    "export eee": "planaudit export eee --results results --out results/eee",
     "init": "planaudit init myrun && cd myrun && snakemake --cores 2",
-    "curriculum": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
+    "curriculum shard": "planaudit curriculum shard --model oracle --test t1 --domain gripper "
                   "--out rows.parquet --transcripts transcripts/",
 }
 
@@ -122,7 +124,8 @@ def _finish_help(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue
-        for name, sub in action.choices.items():
+        for sub in action.choices.values():
+            name = sub.prog.removeprefix("planaudit ")  # the whole path: "suite show"
             sub.formatter_class = _Help
             for a in sub._actions:
                 if a.help is None and a.option_strings and a.default not in (None, False):
