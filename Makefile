@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 # Bytecode is written (into __pycache__/, ignored by git) even where the environment sets
 # PYTHONDONTWRITEBYTECODE, which Python reads as unset when empty: every job, test worker
 # and Snakemake start is a fresh process that would otherwise compile planaudit's modules
-# anew (about 0.1 s of CPU each, measured; README "Tests").
+# anew (about 0.1 s of CPU each, measured; docs/explain/contributing.md).
 export PYTHONDONTWRITEBYTECODE :=
 CORES  ?= all
 # `make test`: pytest-xdist workers (logical: one per CPU the machine shows); each worker

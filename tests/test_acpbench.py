@@ -20,7 +20,7 @@ needs_shared = pytest.mark.skipif(not SHARED.exists() and not os.environ.get("CI
                                   reason="../shared/acpbench not present")
 
 # agreement with the file's answers, measured; every disagreement is explained in the
-# README's ACPBench section (the file's side is wrong by PDDL semantics in each)
+# docs/howto/acpbench.md (the file's side is wrong by PDDL semantics in each)
 AGREE = {"app": 40, "val": 40, "prog": 40, "reach": 36, "areach": 40, "just": 39, "land": 27,
          "nexta": 40}
 

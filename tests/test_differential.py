@@ -10,7 +10,7 @@ with increase/decrease/assign and comparisons, conditional costs and costs read 
 fluents, `(total-cost)` read in conditions. Every fluent has a value and nothing
 divides, so the two semantics have no room to differ on undefined values, and one
 action never updates a fluent twice with an assignment (where unified-planning and
-VAL differ: see README, Supported PDDL).
+VAL differ: see docs/explain/pddl.md).
 
 unified-planning's PDDL reader drops the outer condition of a `when` nested in a
 `when` (`(when (p) (when (q) (r)))` becomes `if q then r`); it is given the same

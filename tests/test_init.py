@@ -19,7 +19,7 @@ from planaudit import paths
 from planaudit.cli import main
 
 BIN = Path(sys.executable).parent
-# a pilot as README "A selection of tasks" writes one: two gripper tasks (one labelled
+# a pilot as docs/howto/pilot.md writes one: two gripper tasks (one labelled
 # unsolvable), the oracle, one strategy and one architecture
 PILOT = """\
 suite:

@@ -269,7 +269,7 @@ def test_equal_timestamps_are_the_documented_departure(write):
 @needs_val
 @needs_shared
 def test_semantics_cases_differ_from_val_only_where_documented():
-    """VAL and planaudit agree on every case but the two the README documents."""
+    """VAL and planaudit agree on every case but the two docs/explain/pddl.md documents."""
     cases = [json.loads(x) for x in (SEMANTICS / "expected.jsonl").read_text().splitlines() if x]
     found = {}
     for case in cases:

@@ -187,7 +187,7 @@ def render_jobs(rows: list[tuple[str, str, list[str]]]) -> str:
     if not rows:
         return "Paid jobs: none (every model is a reference model: no call costs anything)"
     lines = ["Paid jobs (models that are not reference models run only the regimes, methods "
-             "and plan settings your config files name; README: Configs):",
+             "and plan settings your config files name; docs: tutorial, your own model):",
              f"  {'model':<24} {'regime':<11} {'jobs':>4}  which"]
     for model, regime, keys in rows:
         which = ", ".join(keys) if keys else "none"

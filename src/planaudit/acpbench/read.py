@@ -1,6 +1,6 @@
 """Reading a model's answer to an ACPBench question: the grammar, apart from the judgement.
 
-The rules (README "ACPBench"), the same for every source:
+The rules (docs/howto/acpbench.md), the same for every source:
 - bool: the last line of the form `Answer: yes` / `Answer: no` (any case, bold or quoted
   allowed); failing that, a reply that is nothing but yes or no. Anything else is
   unreadable, never guessed from a "yes" somewhere in the reasoning.

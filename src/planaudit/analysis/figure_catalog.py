@@ -54,7 +54,7 @@ CAPTIONS = {
                       "offline strategy (light, hatched /) and online architecture (dark, "
                       "dotted); the dashed line marks the model's best offline strategy. Drawn "
                       "for the models run in both regimes; without one the figure only states so.",
-    "phase_flow": "Phase flow of online trajectories (README: Plan compliance), one panel per "
+    "phase_flow": "Phase flow of online trajectories (docs: how-to, plan compliance), one panel per "
                   "model · architecture · plan setting: each column is a step, its blocks the "
                   "share of episodes in each phase (read, reread, sense, plan, replan, act, "
                   "verify, summary; black: the episode has ended), bands "

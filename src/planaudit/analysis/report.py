@@ -129,7 +129,7 @@ TABLE_CAPTIONS = {
                   "their share and a 95% bootstrap interval over cases (seeded), pooled over "
                   "domains. t3 is scored on the verdict; its rows (type) and (explanation) also "
                   "require the kind of error, and then the unmet facts or the failing step.",
-    "compliance": "Plan compliance per model × architecture × plan setting (README: Plan "
+    "compliance": "Plan compliance per model × architecture × plan setting (docs: how-to, plan "
                   "compliance): mean PPC (plan phases covered), POC (their first occurrences in "
                   "order), PPF (no out-of-plan phases), PC (geometric mean of the three) and the "
                   "share strictly compliant, with the trajectory graph's mean nodes, temporal edges "

@@ -283,8 +283,8 @@ def member(domain_name: str, domain: Domain, size: int, seed: int,
     if found is None and domain_name not in GENERATORS:
         where = f"{folder}/{FAMILY_FILE}" if folder else f"<domain folder>/{FAMILY_FILE}"
         raise CurriculumError(f"t5: no instance family for domain '{domain_name}' (built in: "
-                              f"{', '.join(GENERATORS)}); declare one in {where} (README: "
-                              "Bring your own domain)")
+                              f"{', '.join(GENERATORS)}); declare one in {where} (docs: "
+                              "the curriculum, explained)")
     if found is not None:
         text, plan = _declared_member(found, domain, size)
         origin = str(found.path)

@@ -44,7 +44,7 @@ def why_not(test: str, facts: DomainFacts, shots: int) -> str | None:
     if test == "t5" and not has_family(facts.name, facts.folder):
         where = facts.folder / FAMILY_FILE if facts.folder else FAMILY_FILE
         return (f"t5 needs an instance family and the domain has none: declare one in "
-                f"{where} (README: Bring your own domain), or leave t5 out")
+                f"{where} (docs: tutorial, your own domain), or leave t5 out")
     if (test == "t3" or (test != "t5" and shots > 0)) and facts.solvable < 2:
         return (f"its prompt shows a solved example of another task, and the domain has "
                 f"{facts.solvable} solvable task (set curriculum.shots: 0, or add one)"

@@ -1,6 +1,6 @@
 """Where planaudit departs from VAL on purpose, and which departure explains a disagreement.
 
-The README ("Supported PDDL") documents the departures. planaudit and VAL disagree
+docs/explain/pddl.md documents the departures. planaudit and VAL disagree
 when one accepts a plan the other does not; `classify` names the departure that
 explains it from what the two said (planaudit's failure kind and detail, VAL's report
 line, as `witness.ValVerdict.describe` writes it), or says `unexplained`: a bug to

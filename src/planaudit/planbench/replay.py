@@ -297,7 +297,7 @@ def score_instance(ctx: Context, inst: dict, dialect: str) -> Outcome:
 
 def replay(path: Path | str, root: Path | str | None = None, dialect: str | None = None,
            all_dialects: bool = True) -> dict:
-    """The summary `planaudit planbench replay --json` prints (see the README); without
+    """The summary `planaudit planbench replay --json` prints (docs/howto/planbench-replay.md); without
     `all_dialects`, only the chosen dialect is scored (`dialects` then holds it alone)."""
     res = load_results(path, root)
     try:

@@ -25,7 +25,7 @@ SUITE_ROOT = SUITE["root"]
 SUMMARY = f"{RESULTS}/suite/summary.csv"
 AUDIT = f"{RESULTS}/suite/audit.csv"
 
-# suite.tasks (README: "A selection of tasks"): the suite jobs prepare every task of each
+# suite.tasks (docs/howto/pilot.md): the suite jobs prepare every task of each
 # domain it names, the episode jobs run the selected tasks only. A pattern that selects
 # nothing fails here, naming its file and line, before any job (and any paid call) runs.
 CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
@@ -41,7 +41,7 @@ except SelectionError as e:
     raise ValueError(f"{locate(CONFIG_FILES, e.where, config)}{e}") from None
 ENTRIES = {(e.domain, e.id): e for e in _PREPARED}
 
-# What runs is what the user's files name (README: Configs): Snakemake lays config/config.yaml
+# What runs is what the user's files name (docs/tutorial/own-model.md): Snakemake lays config/config.yaml
 # under the --configfile files and --config values (`overwrite_config`, empty when there are
 # none: then the default is the user's and names all). A model that is not a reference model
 # runs only the regimes, methods and plan settings those name (planaudit.config.restrict);
@@ -81,7 +81,7 @@ READY = {d: ready_marker(d) for d in SUITE_DOMAINS}
 DISGUISED_READY = [ready_marker(d, x) for x in DISGUISED for d in SUITE_DOMAINS]
 
 
-# What one job asks a cluster for (README, "Jobs" and "Cluster (SLURM)"): minutes of wall
+# What one job asks a cluster for (docs/howto/cluster.md): minutes of wall
 # time and MB of memory, sized from the measured jobs with room for real models; locally
 # they limit nothing unless `--resources mem_mb=...` is given. `slurm_partition` from the
 # config goes to every job (absent: the cluster's default partition).

@@ -1,4 +1,4 @@
-# The estimate before spending (README: Configs), a thin shell over `planaudit estimate
+# The estimate before spending (docs/tutorial/own-model.md), a thin shell over `planaudit estimate
 # --paid`: once the suite is prepared and before the first paid job (each waits for
 # ESTIMATE, regimes.smk), the paid jobs' calls, tokens, dollars and batch waves, printed to
 # the terminal and kept in ESTIMATE. A config with reference models only has no such job.
