@@ -19,8 +19,9 @@ def add_parser(sub) -> tuple:
                    help="a PlanBench results file (results/<domain>/<model>/task_*.json)")
     r.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
                                    "the file sits in")
-    r.add_argument("--dialect", help="how to read responses (2023, 2024, 2025, translated, 2022, "
-                                     "published, strict); default: the one the file was scored by")
+    r.add_argument("--dialect", help="how to read responses (2022, 2023, 2024, 2025, published, "
+                                     "translated, translated-early, translated-published, strict); "
+                                     "default: the one the file was scored by")
     r.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     r.set_defaults(func=cmd_replay)
     h = psub.add_parser("repair", help="heuristic mode: LPG repairs every plan of a t1 or t2 "
@@ -30,9 +31,9 @@ def add_parser(sub) -> tuple:
                         "task_2_plan_optimality.json)")
     h.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
                                    "the file sits in")
-    h.add_argument("--seed", type=int, default=0, help="LPG's -seed (default 0)")
+    h.add_argument("--seed", type=int, default=0, help="LPG's -seed")
     h.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds per plan, wall clock and LPG's -cputime (default 10)")
+                   help="seconds per plan, wall clock and LPG's -cputime")
     h.add_argument("--jobs", type=int, default=1, help="LPG runs at once")
     h.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     h.set_defaults(func=cmd_repair)
