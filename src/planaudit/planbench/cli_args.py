@@ -31,7 +31,7 @@ def add_parser(sub) -> tuple:
                         "task_2_plan_optimality.json)")
     h.add_argument("--root", help="the PlanBench root (configs/, instances/); default: the root "
                                    "the file sits in")
-    h.add_argument("--seed", type=int, default=0, help="LPG's -seed")
+    h.add_argument("--seed", type=int, default=0, help="LPG's -seed (default: 0)")
     h.add_argument("--timeout", type=float, default=10.0,
                    help="seconds per plan, wall clock and LPG's -cputime")
     h.add_argument("--jobs", type=int, default=1, help="LPG runs at once")
