@@ -389,6 +389,8 @@ def run(db: str, n: int, think: float, seed: int) -> tuple[dict, dict]:
                "cpu_client_s": cpu_client, "cpu_server_s": cpu_server,
                "server_ms_per_request": 1000 * cpu_server / len(every),
                "arms": "/".join(str(arms[a]) for a in sorted(arms)), "lost": steps,
+               "lost_posts": gone["posts"] + gone["steps"] + gone["answers"],
+               "unfinished": gone["unfinished"], "stopped": len(errors),
                "pages": [(label, len(by[label]), pct(by[label], .5), pct(by[label], .99),
                           1000 * max(by[label]))
                          for label in sorted(by, key=lambda x: (order.get(x.split()[0], 99), x))]}
@@ -418,7 +420,12 @@ def main() -> int:
              "max_ms": ("ms", "latency, max"), "cpu_client_s": ("CPU s", "the participants' process"),
              "cpu_server_s": ("CPU s", "the server process"),
              "server_ms_per_request": ("CPU ms", "the server's CPU a request"),
-             "arms": ("participants", "per arm"), "lost": ("steps", "acknowledged steps lost")}
+             "arms": ("participants", "per arm"),
+             "lost": ("", "lost, as the goal counts it: the next two summed (goal: 0)"),
+             "lost_posts": ("", "acknowledged posts, final steps and answers missing or changed"),
+             "unfinished": ("participants", "not finished"),
+             "stopped": ("participants", "stopped by an unexpected response (e.g. a dropped "
+                                         "connection)")}
     figures, tables = {}, {}
     for db, (_, f) in runs.items():
         for key, (unit, label) in units.items():
