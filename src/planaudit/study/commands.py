@@ -110,6 +110,7 @@ def cohort_arguments(p: argparse.ArgumentParser) -> None:
 CHROMIUM_ENV = "PLANAUDIT_CHROMIUM"
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 60_000  # how long a page may take to come (Playwright's own waiting)
+KEEP_ALIVE_S = 75  # idle connections kept open (uvicorn: 5 s); see cmd_serve
 
 
 def simulate_arguments(p: argparse.ArgumentParser) -> None:
@@ -205,18 +206,22 @@ def cmd_serve(args) -> int:
     p = study.params
     print(f"participants enter at http://{args.host}:{args.port}/?{p['participant']}=...&"
           f"{p['study']}=...&{p['session']}=...", file=sys.stderr, flush=True)
-    # no access log: it would write every participant's address
+    # no access log: it would write every participant's address. Idle connections are kept
+    # 75 s (nginx's default), not uvicorn's 5 s: a participant reads a page for seconds, and
+    # a client that reuses its connection just as the server closes it loses the request
+    # (benchmarks/study_load.py with 5 s pauses lost 2-8 of 200 participants that way)
     if args.workers > 1:
         store.close()
         os.environ[CONFIG_ENV] = args.config
         os.environ[DB_ENV] = args.db or ""
         uvicorn.run("planaudit.study.commands:factory", factory=True, host=args.host,
-                    port=args.port, workers=args.workers, access_log=False, log_level="warning")
+                    port=args.port, workers=args.workers, access_log=False, log_level="warning",
+                    timeout_keep_alive=KEEP_ALIVE_S)
         return EXIT_OK
     from planaudit.study.app import create_app
 
     uvicorn.run(create_app(study, materials, store), host=args.host, port=args.port,
-                access_log=False, log_level="warning")
+                access_log=False, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
     return EXIT_OK
 
 
