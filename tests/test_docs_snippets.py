@@ -44,6 +44,7 @@ from sybil.parsers.myst import CodeBlockParser, PythonCodeBlockParser
 from sybil.parsers.myst.lexers import DirectiveLexer
 
 from tests.conftest import ROOT, outside_ci_unless_asked
+from tests.test_cluster import cluster  # noqa: F401  (the fixture a `slurm` page asks for)
 
 DOCS = ROOT / "docs"
 FOLDERS = ("tutorial", "howto")
@@ -261,7 +262,8 @@ def require(need: str, request: pytest.FixtureRequest) -> dict[str, str]:
     elif need == "slurm":
         from tests.test_cluster import SCRIPT
 
-        up = subprocess.run([str(SCRIPT), "status"], capture_output=True).returncode == 0
+        up = (shutil.which("sinfo") is not None
+              and subprocess.run([str(SCRIPT), "status"], capture_output=True).returncode == 0)
         if not up:  # tests/test_cluster.py's own fixture brings it up (CI, or when asked)
             request.getfixturevalue("cluster")
     elif need == "local-server":
