@@ -18,7 +18,8 @@ SEMANTICS = ROOT.parent / "shared" / "conformance" / "semantics"
 # live-model files there, then the rest): `make test` hands whole files to its workers in
 # collection order (xdist's `--dist loadfile`), so these start first and no long file is
 # left to start while the other worker has nothing more to do.
-SLOW_FILES = ("test_cluster.py", "test_disguise.py", "test_resilience.py", "test_live_model.py",
+SLOW_FILES = ("test_docs_snippets.py",
+              "test_cluster.py", "test_disguise.py", "test_resilience.py", "test_live_model.py",
               "test_workflow.py", "test_truth.py", "test_task_selection.py",
               "test_acpbench_questions.py", "test_curriculum.py", "test_harness.py",
               "test_inspect_log.py", "test_human_paper.py", "test_study_server.py",
