@@ -85,7 +85,7 @@ class Page:
     groups: list[int] = field(default_factory=list)
 
     def where(self, line: int) -> str:
-        return f"{self.path.relative_to(ROOT)}:{line}"
+        return f"{shown(self.path)}:{line}"
 
 
 def _fenced(document: Document, region: Region) -> bool:
@@ -293,7 +293,7 @@ def page_folder(tmp: Path, checkout: bool) -> Path:
     server venv, when built) are the ones running the tests: nothing is installed again."""
     folder = tmp / "page"
     if not checkout:
-        folder.mkdir()
+        folder.mkdir(parents=True)
         return folder
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(folder)], check=True,
                    capture_output=True, timeout=300)
@@ -325,28 +325,84 @@ def played(page: Page) -> Iterator[Page]:
             stop_group(pgid)
 
 
-@pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
-def test_page(path: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """The page's blocks in order; a page that is not an index must run at least one."""
+def shown(path: Path) -> Path:
+    """A page's path as a failure names it: from the repository's root."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def play(path: Path, tmp: Path, request: pytest.FixtureRequest) -> None:
+    """A page's blocks in order; a page that is not an index must run at least one."""
     document = SYBIL.parse(path)
     text = document.text
     hidden = re.findall(r"^(?:%|<!--)\s*invisible-code", text, re.M)
-    assert not hidden, f"{path}: invisible code blocks run what the reader cannot see"
-    examples = executed(document)
+    assert not hidden, f"{shown(path)}: invisible code blocks run what the reader cannot see"
     if path.name != "index.md":
-        assert examples, (f"{path.relative_to(ROOT)}: no ```bash or ```python block: a page of "
-                          "the tutorial or the how-to guides must run what it tells")
+        assert executed(document), (f"{shown(path)}: no ```bash or ```python block: a page of "
+                                    "the tutorial or the how-to guides must run what it tells")
     wanted = needs(text)
     env = environment()
     for need in wanted:
         env.update(require(need, request))
-    page = Page(path, page_folder(tmp_path, "checkout" in wanted), env)
+    page = Page(path, page_folder(tmp, "checkout" in wanted), env)
     document.namespace["page"] = page
     with played(page):
         for example in document.examples():
             example.evaluate()
 
 
+@pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def test_page(path: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    play(path, tmp_path, request)
+
+
 def test_every_page_is_found() -> None:
     """The pages the test plays exist (a moved folder would make the test pass on nothing)."""
     assert {p.parent.name for p in PAGES} == set(FOLDERS), PAGES
+
+
+SELF_TEST = """# A page
+
+```{code-block} text
+:caption: sub/note.txt
+
+written by the test
+```
+
+```bash
+cat sub/note.txt
+```
+
+```python
+from pathlib import Path
+seen = Path("sub/note.txt").read_text()
+```
+
+```python
+assert seen == "written by the test\\n"
+```
+
+```bash
+echo a line of output
+false
+echo never
+```
+"""
+
+
+def test_a_failing_command_names_its_page_line_command_and_code(tmp_path, request) -> None:
+    """The harness itself: files written, Python in one namespace in the page folder, and a
+    failing command reported with the page's line, the command, its exit code and output."""
+    page = tmp_path / "page.md"
+    page.write_text(SELF_TEST)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        play(page, tmp_path / "run", request)
+    message = str(failed.value)
+    assert f"{page}:24: `false` failed (exit code 1" in message, message
+    assert message.rstrip().endswith("a line of output"), message
+
+
+def test_a_page_that_runs_nothing_fails(tmp_path, request) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\n```sh\necho shown, never run\n```\n")
+    with pytest.raises(AssertionError, match="no ```bash or ```python block"):
+        play(page, tmp_path / "run", request)
