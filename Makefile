@@ -49,7 +49,7 @@ docs: $(STAMP)
 	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks demo local
+	$(BIN)/ruff check src tests benchmarks demo local docs
 	$(BIN)/snakemake --lint --cores 1
 
 clean:
