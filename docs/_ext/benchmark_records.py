@@ -124,6 +124,17 @@ def problems(record: Any) -> list[str]:
     return [f"no {key}" for key in REQUIRED if not record.get(key)]
 
 
+
+def read_record(path: Path) -> tuple[dict, str | None]:
+    """The record at `path`, or the warning that says why it cannot be shown."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        return {}, f"benchmark record {path}: {e}"
+    if wrong := problems(record):
+        return record, f"benchmark record {path}: {', '.join(wrong)}"
+    return record, None
+
 class BenchmarkRecord(SphinxDirective):
     """`{benchmark-record} NAME`: the record docs/benchmarks/records/NAME.json, rendered."""
 
@@ -137,14 +148,9 @@ class BenchmarkRecord(SphinxDirective):
         self.env.note_dependency(str(path))
         if not path.is_file():
             return self.missing(name)
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            return [self.state.document.reporter.warning(
-                f"benchmark record {path}: {e}", line=self.lineno)]
-        if wrong := problems(record):
-            return [self.state.document.reporter.warning(
-                f"benchmark record {path}: {', '.join(wrong)}", line=self.lineno)]
+        record, error = read_record(path)
+        if error:
+            return [self.state.document.reporter.warning(error, line=self.lineno)]
         return self.render(record)
 
     def missing(self, name: str) -> list[nodes.Node]:
@@ -212,14 +218,9 @@ class BenchmarkSummary(SphinxDirective):
         rows = []
         for path in sorted(RECORDS.glob("*.json")):
             self.env.note_dependency(str(path))
-            try:
-                record = json.loads(path.read_text())
-            except (OSError, ValueError) as e:
-                return [self.state.document.reporter.warning(
-                    f"benchmark record {path}: {e}", line=self.lineno)]
-            if wrong := problems(record):
-                return [self.state.document.reporter.warning(
-                    f"benchmark record {path}: {', '.join(wrong)}", line=self.lineno)]
+            record, error = read_record(path)
+            if error:
+                return [self.state.document.reporter.warning(error, line=self.lineno)]
             anchor = record.get("anchor") or {}
             ratio = anchor.get("ratio")
             load = (record.get("load_average") or {}).get("start") or [None]
