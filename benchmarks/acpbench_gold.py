@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import argparse
 import re
-import time
 from collections import defaultdict
 from pathlib import Path
 
 import record
 from planaudit.acpbench.agree import compare
 from planaudit.acpbench.bound import Bound, PastBound
-from planaudit.acpbench.gold import gold_within
+from planaudit.acpbench.gold import gold_each
 from planaudit.acpbench.items import ORDER, read_items
 from planaudit.formal.space import Unsupported
 
 ROOT = Path(__file__).resolve().parents[1]
 _DOMAIN = re.compile(r"\(\s*domain\s+([^\s()]+)", re.I)
+
+
+def _domain(item) -> str:
+    m = _DOMAIN.search(item.domain)
+    return m.group(1).lower() if m else "?"
 
 
 def main() -> None:
@@ -53,25 +57,22 @@ def main() -> None:
             continue
         stats: dict[str, dict] = defaultdict(lambda: {"items": 0, "agree": 0, "limit": 0,
                                                       "past": 0, "seconds": 0.0, "peak": 0.0})
-        for item in read_items(path):
-            m = _DOMAIN.search(item.domain)
-            domain = m.group(1).lower() if m else "?"
-            if domain in args.skip:
-                continue
+        items = [(item, _domain(item)) for item in read_items(path)]
+        items = [item for item, domain in items if domain not in args.skip]
+        for item, g, error, usage in gold_each(items, bound):
+            domain = _domain(item)
             s = stats[domain]
             s["items"] += 1
-            start = time.perf_counter()
-            try:
-                g, usage = gold_within(item, bound)
+            if isinstance(error, PastBound):
+                s["past"] += 1
+                past_all.append(f"{qtype} {domain} {item.id}: {error}")
+            elif error is not None and not isinstance(error, Unsupported):
+                raise error
+            elif error is None:
                 s["agree"] += compare(qtype, g, item.answer).agree
                 s["limit"] += bool(g.limits)
                 s["peak"] = max(s["peak"], usage.peak_mb or 0.0)
-            except PastBound as e:
-                s["past"] += 1
-                past_all.append(f"{qtype} {domain} {item.id}: {e}")
-            except Unsupported:
-                pass
-            s["seconds"] += time.perf_counter() - start
+            s["seconds"] += usage.seconds
         for domain, s in sorted(stats.items()):
             total_s += s["seconds"]
             total_items += s["items"]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+_BEFORE = pytest.StashKey[dict]()
+
 ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ROOT / "domains"
 DATA = Path(__file__).resolve().parent / "data"
@@ -114,6 +116,48 @@ def episode_figures(tmp_path_factory) -> tuple[Path, list[Path], list[str]]:
     folder = tmp_path_factory.mktemp("episode-figures")
     notes: list[str] = []
     return folder, figures.draw_all(make_episodes(), folder, notes), notes
+
+
+# What a test must never write into the checkout: a user's reply cache and results. A test
+# that did left `make run` after `make test` warm; the controller compares these folders'
+# files before and after the whole run and fails it, naming what was written.
+CHECKOUT_OUTPUTS = (".cache", "results")
+
+
+def _checkout_files() -> dict[str, tuple[int, int]]:
+    seen = {}
+    for name in CHECKOUT_OUTPUTS:
+        for path in (ROOT / name).rglob("*"):
+            try:
+                if path.is_file():
+                    st = path.stat()
+                    seen[str(path.relative_to(ROOT))] = (st.st_mtime_ns, st.st_size)
+            except OSError:  # removed while walked
+                continue
+    return seen
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        session.config.stash[_BEFORE] = _checkout_files()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run (after every test) if a test wrote into the checkout's .cache/ or
+    results/: each test must write under its own tmp_path."""
+    before = session.config.stash.get(_BEFORE, None)
+    if before is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    after = _checkout_files()
+    written = sorted(p for p, stat in after.items() if before.get(p) != stat)
+    if written:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = (f"the tests wrote {len(written)} file(s) into the checkout's "
+                   f"{' or '.join(n + '/' for n in CHECKOUT_OUTPUTS)} (a test writes under its "
+                   "tmp_path only): " + ", ".join(written[:10]))
+        if reporter is not None:
+            reporter.write_line("ERROR: " + message, red=True, bold=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

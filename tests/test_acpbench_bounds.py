@@ -116,3 +116,44 @@ def test_the_bound_is_a_field_of_the_acpbench_section_checked_by_its_schema(tmp_
     mine.write_text("acpbench:\n  types: [app]\n  gold_bound: {memory_mb: 512, seconds: 60}\n")
     assert load_config(mine, base=ROOT / "config" / "config.yaml")["acpbench"]["gold_bound"] == \
         {"memory_mb": 512, "seconds": 60}
+
+
+def _batch_item(item, carry):
+    """A computation for `bounded_each`: its process id, and the items done before it."""
+    import os
+    import time
+
+    if item == "big":
+        block = bytearray(64 << 20)  # 64 MB, every page written
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+    elif item == "slow":
+        time.sleep(5)
+    elif item == "bad":
+        raise ValueError("a bad item")
+    return (item, os.getpid(), carry), [*carry, item]
+
+
+def test_one_child_proves_a_batch_each_item_within_the_bound():
+    """`bounded_each` forks once for a batch: the items share a child until one passes its
+    bound; that one alone is not answered (named as `bounded` names it), a new child takes
+    the rest with what the last finished item carried, and an item's own exception is
+    given back with it while the child goes on."""
+    from planaudit.acpbench.bound import Bound, PastBound, bounded_each
+
+    items = ["a", "b", "bad", "c", "big", "d", "slow", "e"]
+    got = list(bounded_each(_batch_item, items, Bound(memory_mb=32, seconds=1.5), []))
+    assert [g[0] for g in got] == items
+    value = {item: v for item, v, _, _ in got}
+    error = {item: e for item, _, e, _ in got}
+    assert isinstance(error["bad"], ValueError) and str(error["bad"]) == "a bad item"
+    assert isinstance(error["big"], PastBound) and error["big"].kind == "memory"
+    assert isinstance(error["slow"], PastBound) and error["slow"].kind == "time"
+    assert str(error["slow"]) == "past its time bound (1.5 s)"
+    assert [i for i in items if error[i] is None] == ["a", "b", "c", "d", "e"]
+    pid = {i: value[i][1] for i in "abcde"}
+    assert pid["a"] == pid["b"] == pid["c"] != pid["d"] != pid["e"]  # a new child past a bound
+    assert value["c"][2] == ["a", "b"] and value["d"][2] == ["a", "b", "c"]
+    assert value["e"][2] == ["a", "b", "c", "d"]  # the carry of the last item that finished
+    # each item measured from its own start: the small ones added little
+    assert all(u.peak_mb is not None and u.peak_mb < 32 for i, _, e, u in got if e is None)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from planaudit.acpbench.agree import compare
 from planaudit.acpbench.bound import DEFAULT, Bound, PastBound
-from planaudit.acpbench.gold import gold_within
+from planaudit.acpbench.gold import gold_each
 from planaudit.acpbench.items import ORDER, ItemsError, read_items
 from planaudit.formal.space import Unsupported
 
@@ -77,20 +76,20 @@ def run(path, bound: Bound = DEFAULT) -> tuple[list[dict], dict]:
     and the summary per type (items, agree, limit hit, past the bound, seconds). Each
     item's proof runs within `bound` (`bound.py`)."""
     rows, summary = [], {}
-    for item in read_items(path):
-        start = time.perf_counter()
+    for item, g, error, usage in gold_each(read_items(path), bound):
         base = {"id": item.id, "task": item.task, "answer": None, "agree": False,
                 "limits": [], "notes": [], "peak_mb": None, "past_bound": None}
-        try:
-            g, usage = gold_within(item, bound)
+        if isinstance(error, Unsupported):
+            row = {**base, "reason": f"unsupported: {error}"}
+        elif isinstance(error, PastBound):
+            row = {**base, "reason": f"not answered: {error}", "past_bound": str(error)}
+        elif error is not None:
+            raise error
+        else:
             a = compare(item.task, g, item.answer)
             row = {**base, "answer": g.answer, "agree": a.agree, "reason": a.reason,
                    "limits": g.limits, "notes": g.notes, "peak_mb": usage.peak_mb}
-        except Unsupported as e:
-            row = {**base, "reason": f"unsupported: {e}"}
-        except PastBound as e:
-            row = {**base, "reason": f"not answered: {e}", "past_bound": str(e)}
-        row["seconds"] = round(time.perf_counter() - start, 3)
+        row["seconds"] = usage.seconds
         rows.append(row)
         s = summary.setdefault(item.task, {"items": 0, "agree": 0, "limit_hit": 0,
                                            "past_bound": 0, "seconds": 0.0})

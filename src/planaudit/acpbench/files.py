@@ -14,7 +14,7 @@ from pathlib import Path
 
 from planaudit.acpbench.bound import DEFAULT, Bound, PastBound
 from planaudit.acpbench.generate import answer_format
-from planaudit.acpbench.gold import gold_within, plan_steps, valid_plan
+from planaudit.acpbench.gold import gold_each, plan_steps, valid_plan
 from planaudit.acpbench.items import read_items
 from planaudit.acpbench.questions import GEN_KIND, Question, QuestionError
 from planaudit.acpbench.read import normal_fact
@@ -39,16 +39,17 @@ def item_questions(entry: dict, qtype: str, limit: int | None,
         raise QuestionError(f"acpbench.domains: {path}: no such file (an ACPBench root holds "
                             "<type>/<split>.gen.json)")
     out = []
-    for item in read_items(path)[:limit]:
-        try:
-            g, _ = gold_within(item, bound)
-        except Unsupported as e:
-            skipped[f"unsupported PDDL ({e})"] = skipped.get(f"unsupported PDDL ({e})", 0) + 1
-            continue
-        except PastBound as e:
-            why = f"gold {e} (item {item.id})"
+    for item, g, error, _ in gold_each(read_items(path)[:limit], bound):
+        if isinstance(error, Unsupported):
+            why = f"unsupported PDDL ({error})"
             skipped[why] = skipped.get(why, 0) + 1
             continue
+        if isinstance(error, PastBound):
+            why = f"gold {error} (item {item.id})"
+            skipped[why] = skipped.get(why, 0) + 1
+            continue
+        if error is not None:
+            raise error
         if g.limits or g.answer is None:
             why = "a search limit (no proven answer)" if g.limits else "no reading of the action"
             skipped[why] = skipped.get(why, 0) + 1

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from planaudit.acpbench.bound import DEFAULT, Bound, PastBound, bounded
+from planaudit.acpbench.bound import DEFAULT, Bound, PastBound, bounded_each
 from planaudit.acpbench.gold import ANSWER, BFS_FIRST, Gold
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.questions import FORMS, GEN_KIND, LABELS, TYPES, Question, check_types
@@ -684,28 +684,35 @@ def questions(suite_dir, domain: str, types: Sequence[str] = TYPES,
     skipped = skipped if skipped is not None else Skipped()
     out: list[Question] = []
     world, brief = load_world(instances[0]) if instances else (None, None)
-    for inst in instances:
-        drawn: set = set()
-        for k in range(states):
-            try:
-                (state, posed), _ = bounded(_state_questions, (
-                    world, brief, inst, k, seed, frozenset(drawn), types, forms, max_states),
-                    bound)
-            except PastBound as e:
-                for t in types:
-                    for f in forms:
-                        skipped.add(domain, t, f, f"gold {e} ({inst.id}/s{k})")
-                continue
-            drawn.add(state)
-            if state is None:
-                for t in types:
-                    for f in forms:
-                        skipped.add(domain, t, f, "no new state with the goal ahead")
-                continue
-            for (t, f), q in zip(((t, f) for t in types for f in forms), posed, strict=True):
-                if isinstance(q, str):
-                    skipped.add(domain, t, f, q)
-                else:
-                    out.append(q)
+
+    # one forked child proves every state of the domain in turn (bound.py: each within
+    # the bound), the states of a task drawn so far carried from one to the next
+    def prove(job: tuple[Instance, int], carry: tuple[str, frozenset]):
+        inst, k = job
+        drawn = carry[1] if carry[0] == inst.id else frozenset()
+        state, posed = _state_questions(world, brief, inst, k, seed, drawn, types, forms,
+                                        max_states)
+        return (state, posed), (inst.id, drawn | {state} if state is not None else drawn)
+
+    jobs = [(inst, k) for inst in instances for k in range(states)]
+    for (inst, k), value, error, _ in bounded_each(prove, jobs, bound, ("", frozenset())):
+        if isinstance(error, PastBound):
+            for t in types:
+                for f in forms:
+                    skipped.add(domain, t, f, f"gold {error} ({inst.id}/s{k})")
+            continue
+        if error is not None:
+            raise error
+        state, posed = value
+        if state is None:
+            for t in types:
+                for f in forms:
+                    skipped.add(domain, t, f, "no new state with the goal ahead")
+            continue
+        for (t, f), q in zip(((t, f) for t in types for f in forms), posed, strict=True):
+            if isinstance(q, str):
+                skipped.add(domain, t, f, q)
+            else:
+                out.append(q)
     return out
 

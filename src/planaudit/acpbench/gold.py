@@ -10,9 +10,10 @@ undecided atoms or actions are listed apart, never guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from planaudit.acpbench.bound import DEFAULT, Bound, Usage, bounded
+from planaudit.acpbench.bound import DEFAULT, Bound, Usage, bounded, bounded_each
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.wording import read_action
 from planaudit.formal.ground import GroundingError, Task
@@ -317,3 +318,11 @@ def gold_within(item: Item, bound: Bound = DEFAULT) -> tuple[Gold, Usage]:
     killed past its time), and what it took; `PastBound` past it, so that no item's
     search can take the machine (one of ACPBench's alfred items grew past 23 GB)."""
     return bounded(gold, (item,), bound)
+
+
+def gold_each(items: Sequence[Item], bound: Bound = DEFAULT,
+              ) -> Iterator[tuple[Item, Gold | None, BaseException | None, Usage]]:
+    """`gold_within` over many items, in one forked child for as many as stay within the
+    bound (`bound.bounded_each`): (item, gold, error, usage), error the item's `PastBound`
+    or the exception its proof raised (`Unsupported`)."""
+    return bounded_each(lambda item, carry: (gold(item), carry), items, bound)
