@@ -19,7 +19,7 @@ TEST_WORKERS ?= logical
 # Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
 EEE    := every-eval-ever==0.3.0
 
-.PHONY: run run-local study-demo test lint docs suite clean
+.PHONY: run run-local study-demo test check lint docs suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ suite: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+# the inner loop while editing: every test that starts no service, no Snakemake run and no
+# browser (tests/conftest.py's `heavy` marker; one that starts one unmarked fails here)
+check: $(STAMP)
+	PLANAUDIT_CHECK=1 $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	  -m "not heavy" --durations=15
 
 # the documentation site, warnings as errors: docs/_build/html/index.html
 docs: $(STAMP)

@@ -4,8 +4,8 @@
 # files; the wheel is installed with its `interop` extra into a fresh virtual environment
 # outside the checkout; then, from a folder outside the checkout with only that
 # environment's commands on PATH: `planaudit --help`, `planaudit validate` on a packaged
-# domain, `planaudit init` and the default experiment from the folder it writes, and
-# `inspect eval planaudit/offline --model planaudit/oracle` on a few tasks.
+# domain, `planaudit init`, a dry run of the default experiment and a pilot of every regime
+# from the folder it writes, and `inspect eval planaudit/offline --model planaudit/oracle` on a few tasks.
 # Runs from the repository root after the tests, with the project's .venv present (its
 # `build`); prints each step's wall time and the total.
 set -euo pipefail
@@ -83,10 +83,28 @@ validate() {
   [ "$rc" = 1 ] || fail "an invalid plan gave exit code $rc, not 1"
 }
 
+# The default experiment itself runs in the tests (docs/tutorial/first-run.md, from a folder
+# `planaudit init` wrote); here the installed wheel proves the same path more cheaply: a
+# pilot of every regime on two Gripper tasks (a folder's own config, as docs/howto/pilot.md
+# writes one) from the suite to the report, and a dry run that builds the whole default DAG.
 experiment() {
   outside planaudit init run
-  outside sh -c 'cd run && snakemake --cores 2 > ../snakemake.log 2>&1' \
-    || { tail -n 60 "$WORK/user/snakemake.log"; fail "snakemake --cores 2 in the init'd folder"; }
+  cat > "$WORK/user/run/config/pilot.yaml" <<'YAML'
+suite:
+  tasks: [gripper/p01, gripper/p09]
+offline: {methods: [direct, modulo]}
+online: {methods: [react], plan_settings: [none]}
+curriculum: {tests: [t1], instances: 2}
+acpbench: {types: [app], forms: [bool], tasks: 1, states: 1}
+YAML
+  outside sh -c 'cd run && snakemake -n --cores 2 > ../dry.log 2>&1' \
+    || { tail -n 60 "$WORK/user/dry.log"; fail "snakemake -n (the whole default DAG) in the init'd folder"; }
+  local total
+  total=$(awk '$1 == "total" {print $2}' "$WORK/user/dry.log")
+  [ "${total:-0}" -gt 100 ] || fail "the default DAG's dry run lists ${total:-no} jobs"
+  echo "the default experiment's DAG: $total jobs"
+  outside sh -c 'cd run && snakemake --cores 2 --configfile config/pilot.yaml > ../snakemake.log 2>&1' \
+    || { tail -n 60 "$WORK/user/snakemake.log"; fail "snakemake --cores 2 (a pilot) in the init'd folder"; }
   tail -n 4 "$WORK/user/snakemake.log"
   for f in results/episodes.parquet results/report/index.html results/suite/summary.csv; do
     [ -s "$WORK/user/run/$f" ] || fail "run/$f: missing or empty"
@@ -95,12 +113,13 @@ experiment() {
 import polars as pl
 rows = pl.read_parquet('run/results/episodes.parquet')
 print(rows.group_by('regime').len().sort('regime'))
+assert set(rows['regime']) == {'offline', 'online', 'curriculum', 'acpbench'}, set(rows['regime'])
 oracle = rows.filter((pl.col('model') == 'oracle') & pl.col('regime').is_in(['offline', 'online']))
 outcomes = set(oracle['outcome'])
 assert oracle.height and outcomes == {'success', 'detected'}, f'the oracle: {outcomes}'
 "
   # Snakemake's own report (the figures and tables with their captions, from the package)
-  outside sh -c 'cd run && snakemake --report report.html --cores 1 > ../report.log 2>&1' \
+  outside sh -c 'cd run && snakemake --report report.html --cores 1 --configfile config/pilot.yaml > ../report.log 2>&1' \
     || { tail -n 30 "$WORK/user/report.log"; fail "snakemake --report in the init'd folder"; }
   [ -s "$WORK/user/run/report.html" ] || fail "run/report.html: missing or empty"
 }

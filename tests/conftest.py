@@ -20,8 +20,9 @@ SEMANTICS = ROOT.parent / "shared" / "conformance" / "semantics"
 # live-model files there, then the rest): `make test` hands whole files to its workers in
 # collection order (xdist's `--dist loadfile`), so these start first and no long file is
 # left to start while the other worker has nothing more to do.
-SLOW_FILES = ("test_docs_snippets.py",
-              "test_cluster.py", "test_disguise.py", "test_resilience.py", "test_live_model.py",
+SLOW_FILES = ("test_docs_first_run.py", "test_docs_services.py",
+              "test_cluster.py", "test_docs_howto.py", "test_docs_tutorial.py",
+              "test_disguise.py", "test_resilience.py", "test_live_model.py",
               "test_workflow.py", "test_truth.py", "test_task_selection.py",
               "test_acpbench_questions.py", "test_curriculum.py", "test_harness.py",
               "test_inspect_log.py", "test_human_paper.py", "test_study_server.py",
@@ -160,10 +161,98 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow files first (SLOW_FILES), every file's own order kept."""
+# `make check` (the inner loop) runs every test not marked `heavy`: a test is heavy when it
+# starts a service (SLURM, PostgreSQL, a model server, the study server), a Snakemake run
+# or a browser. Whole files that do, and single tests of other files, are listed here;
+# under `make check` (PLANAUDIT_CHECK=1) a test that is not listed and starts one of these
+# fails, naming what it started, so the list cannot fall behind the tests.
+HEAVY_FILES = (
+    "test_docs_first_run.py", "test_docs_services.py", "test_docs_howto.py",
+    "test_docs_tutorial.py", "test_cluster.py", "test_live_model.py", "test_resilience.py",
+    "test_workflow.py", "test_task_selection.py", "test_init.py", "test_cache_shared.py",
+    "test_study_server.py", "test_study_browser.py", "test_study_simulate.py",
+    "test_study_cohorts.py", "test_study_bonus.py", "test_human_export.py",
+    "test_human_paper.py", "test_wheel.py", "test_user_domain_curriculum.py",
+    "test_own_domain.py", "test_local_server.py",
+)
+HEAVY_TESTS = (
+    "test_acpbench_questions.py::test_acpbench_config_runs_acpbench_alone_and_the_paying_configs_never_do",
+    "test_acpbench_questions.py::test_each_models_transcripts_land_in_its_own_folder",
+    "test_acpbench_questions.py::test_workflow_runs_one_job_per_model_and_type_and_refuses_an_unknown_domain",
+    "test_batch_waves.py::test_the_workflow_refuses_it_when_it_is_built",
+    "test_calibrate.py::test_snakemake_calibrate_target_writes_its_files_and_reruns_nothing",
+    "test_certificate_limit.py::test_the_suite_job_past_the_limit_carries_the_checked_astar_certificate",
+    "test_curriculum.py::test_workflow_refuses_a_curriculum_domain_outside_the_suite",
+    "test_curriculum.py::test_workflow_runs_curriculum_jobs_and_reruns_only_a_changed_test_case",
+    "test_first_hour.py::test_a_run_of_the_paper_config_without_keys_fails_before_any_other_job",
+    "test_first_hour.py::test_the_docs_throttling_example_works_with_the_paper_config",
+    "test_online.py::test_the_workflow_hands_dead_tools_after_to_the_online_shards",
+    "test_regime.py::test_a_toy_regime_is_one_file_and_a_config_section",
+    "test_report.py::test_index_loads_in_headless_chromium",
+    "test_report.py::test_the_chromium_probe_sees_broken_images_and_errors",
+    "test_user_config.py::test_a_user_file_naming_one_offline_strategy_plans_only_that_job",
+    "test_user_config.py::test_check_shows_the_table_the_workflow_prints",
+    "test_user_config.py::test_the_default_and_the_paid_configs_plan_what_they_planned",
+    "test_user_config.py::test_the_estimate_job_prints_calls_and_dollars_before_any_paid_job",
+)
+# what a heavy test starts, by a word of its command line
+HEAVY_PROGRAMS = {"snakemake": "a Snakemake run", "chromium": "a browser",
+                  "headless_shell": "a browser", "run-driver": "a browser (Playwright)",
+                  "sbatch": "a SLURM job", "slurm.sh": "SLURM", "postgres.sh": "PostgreSQL",
+                  "pg_ctl": "PostgreSQL", "server.sh": "the local model server",
+                  "llama_server.py": "the local model server", "uvicorn": "a web server",
+                  "serve": "a server (`planaudit ... serve`)", "fake_openai": "a model server"}
+_STARTED: list[str] = []
+
+
+def _heavy(item: pytest.Item) -> bool:
+    return (item.path.name in HEAVY_FILES
+            or any(item.nodeid.split("[")[0].endswith(t) for t in HEAVY_TESTS))
+
+
+def _watch_subprocesses(event: str, args: tuple) -> None:
+    """An audit hook (make check only): note every heavy program a test starts."""
+    if event != "subprocess.Popen":
+        return
+    argv = args[1] if isinstance(args[1], list | tuple) else [args[1] or args[0]]
+    for word in argv:
+        what = HEAVY_PROGRAMS.get(os.path.basename(str(word)))
+        if what:
+            _STARTED.append(f"{what} ({' '.join(map(str, argv))[:200]})")
+            return
+
+
+if os.environ.get("PLANAUDIT_CHECK"):
+    sys.addaudithook(_watch_subprocesses)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slow files first (SLOW_FILES), every file's own order kept; heavy tests marked."""
     rank = {name: i for i, name in enumerate(SLOW_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    for item in items:
+        if _heavy(item):
+            item.add_marker(pytest.mark.heavy)
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    _STARTED.clear()  # before the set-up: a module fixture's run counts for its first test
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Under make check, a test not marked heavy that started a heavy program fails."""
+    outcome = yield
+    if not os.environ.get("PLANAUDIT_CHECK") or call.when != "teardown":
+        return
+    started, _STARTED[:] = list(_STARTED), []
+    report = outcome.get_result()
+    if started and not _heavy(item):
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} started {started[0]}"
+                           f"{f' and {len(started) - 1} more' if len(started) > 1 else ''}: "
+                           "a test that starts a service, a Snakemake run or a browser is "
+                           "heavy: list it in tests/conftest.py's HEAVY_FILES or HEAVY_TESTS")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -20,8 +20,9 @@ convention a page follows (docs/howto and docs/tutorial pages are written to it)
 
 Why one test per page, not sybil's own pytest collector: a page's blocks share a folder
 and a namespace and only make sense in order, `make test` collects tests/ only, and one
-item per page gives each page's run time in `--durations`. xdist's `--dist loadfile` keeps
-this file, so every page, on one worker.
+item per page gives each page's run time in `--durations`. The pages are played by a few
+small files (`GROUPS` below), so that xdist's `--dist loadfile` runs them on different
+workers; this file holds the harness and its own tests.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from sybil.parsers.myst import CodeBlockParser, PythonCodeBlockParser
 from sybil.parsers.myst.lexers import DirectiveLexer
 
 from tests.conftest import ROOT, outside_ci_unless_asked
-from tests.test_cluster import cluster  # noqa: F401  (the fixture a `slurm` page asks for)
 
 DOCS = ROOT / "docs"
 FOLDERS = ("tutorial", "howto")
@@ -350,14 +350,47 @@ def play(path: Path, tmp: Path, request: pytest.FixtureRequest) -> None:
             example.evaluate()
 
 
-@pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
-def test_page(path: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    play(path, tmp_path, request)
+# Which test file plays which pages. A file is one unit of `make test`'s workers (xdist's
+# `--dist loadfile`), so the pages are spread over a few files, each page on its own cost
+# (tests/conftest.py's SLOW_FILES orders them): on one file they ran one after another on
+# one worker while the other had finished. Every page is in exactly one group.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "test_docs_first_run.py": ("tutorial/first-run.md",),
+    "test_docs_tutorial.py": ("tutorial/index.md", "tutorial/own-domain.md",
+                              "tutorial/own-model.md", "howto/exchange.md"),
+    "test_docs_howto.py": ("howto/index.md", "howto/acpbench.md", "howto/batch.md",
+                           "howto/pilot.md", "howto/planbench-replay.md"),
+    "test_docs_services.py": ("howto/cluster.md", "howto/local-model.md", "howto/study.md",
+                              "howto/compliance.md"),
+}
 
 
-def test_every_page_is_found() -> None:
-    """The pages the test plays exist (a moved folder would make the test pass on nothing)."""
+def pages_test(module: str) -> Callable[..., None]:
+    """The test a docs test file holds: its group's pages, one test a page, each played
+    by `play` (`test_page = pages_test(__name__)` in the file)."""
+    names = GROUPS[module.rsplit(".", 1)[-1] + ".py"]
+
+    @pytest.mark.parametrize("path", [DOCS / n for n in names], ids=list(names))
+    def test_page(path: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        play(path, tmp_path, request)
+
+    return test_page
+
+
+def test_every_page_is_found_and_played_by_one_file() -> None:
+    """The pages the tests play exist (a moved folder would make them pass on nothing), and
+    every page is in exactly one group, whose file plays it."""
+    import importlib
+
     assert {p.parent.name for p in PAGES} == set(FOLDERS), PAGES
+    grouped = [n for names in GROUPS.values() for n in names]
+    assert sorted(grouped) == sorted(str(p.relative_to(DOCS)) for p in PAGES), (
+        "a page in no group of GROUPS, or in two, or a group naming no page")
+    for file, names in GROUPS.items():
+        module = importlib.import_module(f"tests.{file.removesuffix('.py')}")
+        marks = module.test_page.pytestmark
+        assert [m.args[1] for m in marks if m.name == "parametrize"] == [
+            [DOCS / n for n in names]], file
 
 
 SELF_TEST = """# A page
