@@ -126,16 +126,23 @@ CHECKOUT_OUTPUTS = (".cache", "results")
 
 
 def _checkout_files() -> dict[str, tuple[int, int]]:
+    """Every file and folder under CHECKOUT_OUTPUTS (folders too: an empty cache folder a
+    test made is as wrong as a file), with its modification time and size."""
     seen = {}
     for name in CHECKOUT_OUTPUTS:
-        for path in (ROOT / name).rglob("*"):
+        top = ROOT / name
+        for path in [top, *top.rglob("*")] if top.exists() else []:
             try:
-                if path.is_file():
-                    st = path.stat()
-                    seen[str(path.relative_to(ROOT))] = (st.st_mtime_ns, st.st_size)
+                st = path.stat()
             except OSError:  # removed while walked
                 continue
+            seen[str(path.relative_to(ROOT))] = (0, 0) if path.is_dir() else (
+                st.st_mtime_ns, st.st_size)
     return seen
+
+
+# which of CHECKOUT_OUTPUTS this process saw: one that appears during a test is named there
+_PRESENT = {n for n in CHECKOUT_OUTPUTS if (ROOT / n).exists()}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -243,10 +250,20 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Under make check, a test not marked heavy that started a heavy program fails."""
     outcome = yield
-    if not os.environ.get("PLANAUDIT_CHECK") or call.when != "teardown":
+    if call.when != "teardown":
+        return
+    report = outcome.get_result()
+    made = [n for n in CHECKOUT_OUTPUTS if n not in _PRESENT and (ROOT / n).exists()]
+    if made:
+        _PRESENT.update(made)
+        report.outcome = "failed"
+        report.longrepr = (f"{', '.join(n + '/' for n in made)} appeared in the checkout "
+                           f"({ROOT}) during {item.nodeid} (or a test running beside it on "
+                           "another worker): a test writes under its tmp_path only")
+        return
+    if not os.environ.get("PLANAUDIT_CHECK"):
         return
     started, _STARTED[:] = list(_STARTED), []
-    report = outcome.get_result()
     if started and not _heavy(item):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} started {started[0]}"

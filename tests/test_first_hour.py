@@ -106,6 +106,7 @@ def test_a_missing_credential_fails_at_once_naming_the_variable(network, tmp_pat
     err = capsys.readouterr().err
     assert "nothing was sent" in err and "set OPENAI_API_KEY" in err
     assert network.requests == []
+    monkeypatch.chdir(tmp_path)  # the config's cache (.cache/planaudit) is made here
     assert main(["check", "--config", str(ROOT / "config" / "paper.yaml")]) == 2
     out = capsys.readouterr().out
     assert "set OPENAI_API_KEY" in out and "GEMINI_API_KEY" in out
