@@ -12,10 +12,12 @@ STAMP  := $(VENV)/.installed
 # anew (about 0.1 s of CPU each, measured; docs/explain/contributing.md).
 export PYTHONDONTWRITEBYTECODE :=
 CORES  ?= all
-# `make test`: pytest-xdist workers (logical: one per CPU the machine shows); each worker
-# takes whole files (loadfile), so a module's fixtures are built once, in the order
-# tests/conftest.py gives (the slow files first)
-TEST_WORKERS ?= logical
+# `make test`: pytest-xdist workers, one more than the CPUs this process may use: many
+# tests wait (on a Snakemake run's jobs, SLURM, a model server, a browser), and measured in
+# CI a worker was busy twice as long as its CPU seconds; each worker takes whole files
+# (loadfile), so a module's fixtures are built once, in the order tests/conftest.py gives
+# (the slow files first)
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
 # Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
 EEE    := every-eval-ever==0.3.0
 
