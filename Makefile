@@ -49,7 +49,7 @@ test: $(STAMP)
 # the inner loop while editing: every test that starts no service, no Snakemake run and no
 # browser (tests/conftest.py's `heavy` marker; one that starts one unmarked fails here)
 check: $(STAMP)
-	PLANAUDIT_CHECK=1 $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	PLANAUDIT_CHECK=1 $(BIN)/pytest -q -n logical --dist loadfile --no-loadscope-reorder \
 	  -m "not heavy" --durations=15
 
 # the documentation site, warnings as errors: docs/_build/html/index.html

@@ -22,6 +22,8 @@ def main() -> int:
     ap.add_argument("lines", type=Path)
     ap.add_argument("--top", type=int, default=25, help="files shown")
     ap.add_argument("--tests", type=int, default=20, help="single tests shown")
+    ap.add_argument("--variant", help="the record's variant (test_cpu-VARIANT.json): "
+                    "before and after a change, or under CI")
     args = ap.parse_args()
     rows = [json.loads(line) for line in args.lines.read_text().splitlines() if line.strip()]
     files: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
@@ -57,10 +59,18 @@ def main() -> int:
         "tests": record.figure(len(rows), "tests", f"in {len(files)} files"),
         "cpu": record.figure(cpu, "CPU s", "summed over the workers"),
         "wall": record.figure(wall, "s", "summed over the workers"),
+        "workers": record.figure(len(workers), "workers"),
+        "last_worker_ends": record.figure(max(w[3] for w in workers.values()) - first, "s",
+                                          "wall, from the first test's start to the last end"),
     }, tables={"files": record.table(["file", "CPU s", "wall s", "tests"],
                                      [(n, c, w, k) for n, (c, w, k) in
                                       sorted(files.items(), key=lambda kv: -kv[1][0])[: args.top]],
-                                     "The costliest test files")},
+                                     "The costliest test files"),
+               "tests": record.table(["test", "CPU s", "wall s"],
+                                     [(r["test"], r["cpu"], r["wall"]) for r in
+                                      sorted(rows, key=lambda r: -r["cpu"])[: args.tests]],
+                                     "The costliest tests")},
+        variant=args.variant,
         argv=[sys.argv[0], "CPU.jsonl", *sys.argv[2:]],
         notes=["CPU.jsonl: the lines of `PLANAUDIT_TEST_CPU=CPU.jsonl make test`"])
     return 0

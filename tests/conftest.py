@@ -170,7 +170,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # `make check` (the inner loop) runs every test not marked `heavy`: a test is heavy when it
 # starts a service (SLURM, PostgreSQL, a model server, the study server), a Snakemake run
-# or a browser. Whole files that do, and single tests of other files, are listed here;
+# or a browser, or proves the whole suite (below). Whole files, and single tests of other
+# files, are listed here;
 # under `make check` (PLANAUDIT_CHECK=1) a test that is not listed and starts one of these
 # fails, naming what it started, so the list cannot fall behind the tests.
 HEAVY_FILES = (
@@ -180,7 +181,13 @@ HEAVY_FILES = (
     "test_study_server.py", "test_study_browser.py", "test_study_simulate.py",
     "test_study_cohorts.py", "test_study_bonus.py", "test_human_export.py",
     "test_human_paper.py", "test_wheel.py", "test_user_domain_curriculum.py",
-    "test_own_domain.py", "test_local_server.py",
+    "test_own_domain.py", "test_local_server.py", "test_inspect_log.py", "test_harness.py",
+    # no service, but minutes of proof: every built-in task proven by two methods, all 50
+    # again under two disguises, ACPBench's development split answered by proof, PlanBench's
+    # recorded results replayed; a change there is checked by `make test`
+    "test_truth.py", "test_disguise.py", "test_acpbench.py", "test_planbench.py",
+    # and hypothesis's random domains and plans, each judged by unified-planning too
+    "test_properties.py",
 )
 HEAVY_TESTS = (
     "test_acpbench_questions.py::test_acpbench_config_runs_acpbench_alone_and_the_paying_configs_never_do",
@@ -208,7 +215,9 @@ HEAVY_PROGRAMS = {"snakemake": "a Snakemake run", "chromium": "a browser",
                   "sbatch": "a SLURM job", "slurm.sh": "SLURM", "postgres.sh": "PostgreSQL",
                   "pg_ctl": "PostgreSQL", "server.sh": "the local model server",
                   "llama_server.py": "the local model server", "uvicorn": "a web server",
-                  "serve": "a server (`planaudit ... serve`)", "fake_openai": "a model server"}
+                  "serve": "a server (`planaudit ... serve`)",
+                  "tests.fake_openai": "a model server (tests/fake_openai.py)",
+                  "inspect": "an Inspect run (`inspect eval`)"}
 _STARTED: list[str] = []
 
 
