@@ -100,7 +100,7 @@ YAML
   outside sh -c 'cd run && snakemake -n --cores 2 > ../dry.log 2>&1' \
     || { tail -n 60 "$WORK/user/dry.log"; fail "snakemake -n (the whole default DAG) in the init'd folder"; }
   local total
-  total=$(awk '$1 == "total" {print $2}' "$WORK/user/dry.log")
+  total=$(awk '$1 == "total" {print $2; exit}' "$WORK/user/dry.log")
   [ "${total:-0}" -gt 100 ] || fail "the default DAG's dry run lists ${total:-no} jobs"
   echo "the default experiment's DAG: $total jobs"
   outside sh -c 'cd run && snakemake --cores 2 --configfile config/pilot.yaml > ../snakemake.log 2>&1' \
