@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -251,8 +252,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.heavy)
 
 
+_STARTED_AT = [0.0]
+
+
 def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
     _STARTED.clear()  # before the set-up: a module fixture's run counts for its first test
+    _STARTED_AT[0] = time.time()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -262,9 +267,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.when != "teardown":
         return
     report = outcome.get_result()
-    made = [n for n in CHECKOUT_OUTPUTS if n not in _PRESENT and (ROOT / n).exists()]
+    appeared = [n for n in CHECKOUT_OUTPUTS if n not in _PRESENT and (ROOT / n).exists()]
+    _PRESENT.update(appeared)
+    # made during this test (a test on another worker made the others: it is named there;
+    # the run's end names every file either way)
+    made = [n for n in appeared if (ROOT / n).stat().st_ctime >= _STARTED_AT[0] - 1]
     if made:
-        _PRESENT.update(made)
         report.outcome = "failed"
         report.longrepr = (f"{', '.join(n + '/' for n in made)} appeared in the checkout "
                            f"({ROOT}) during {item.nodeid} (or a test running beside it on "

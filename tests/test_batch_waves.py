@@ -84,7 +84,7 @@ def test_the_workflow_refuses_it_when_it_is_built(tmp_path):
     check --config` says CANNOT RUN for that model with the same reason."""
     cfg = tmp_path / "batch.yaml"
     cfg.write_text(yaml.safe_dump({
-        "results": str(tmp_path / "results"),
+        "results": str(tmp_path / "results"), "cache": str(tmp_path / "cache"),
         "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "batch": True}],
         "offline": {"methods": ["direct", "tot"]}}))
     bin_ = Path(sys.executable).parent
