@@ -135,8 +135,10 @@ def test_a_bad_pattern_fails_the_workflow_before_any_job_naming_file_line_and_fi
 def test_without_a_selection_and_with_one_of_everything_the_jobs_are_the_same(tmp_path):
     """The default config's jobs and commands (params: the specs) do not change: a
     selection of every task adds nothing to any spec, so no finished job would rerun."""
-    plain = _write(tmp_path, {"results": str(tmp_path / "r")}, "plain.yaml")
-    every = _write(tmp_path, {"results": str(tmp_path / "r"), "suite": {"tasks": [
+    plain = _write(tmp_path, {"results": str(tmp_path / "r"), "cache": str(tmp_path / "c")},
+                   "plain.yaml")
+    every = _write(tmp_path, {"results": str(tmp_path / "r"), "cache": str(tmp_path / "c"),
+                              "suite": {"tasks": [
         f"{d}/*" for d in ("blocksworld", "gripper", "hospital", "loadbalancing", "logistics")]}},
         "every.yaml")
     runs = [_snakemake(c, "-n", "-p") for c in (plain, every)]

@@ -43,7 +43,8 @@ def job_counts(out: str) -> dict[str, int]:
 
 def user_file(tmp_path: Path) -> Path:
     path = tmp_path / "my.yaml"
-    path.write_text(yaml.safe_dump({"results": str(tmp_path / "results"), **USER}))
+    path.write_text(yaml.safe_dump({"results": str(tmp_path / "results"),
+                                    "cache": str(tmp_path / "cache"), **USER}))
     return path
 
 
