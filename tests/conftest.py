@@ -262,7 +262,8 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Under make check, a test not marked heavy that started a heavy program fails."""
+    """A test during which .cache/ or results/ appeared in the checkout fails; under make
+    check, so does a test not marked heavy that started a heavy program."""
     outcome = yield
     if call.when != "teardown":
         return

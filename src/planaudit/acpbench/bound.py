@@ -11,12 +11,14 @@ keeps the rest of its memory.
 The memory bound is on what the computation costs the machine beyond its parent: the
 child's private memory (`Private_Dirty` and swap of /proc/self/smaps_rollup, which counts
 the parent's pages the child has written to, as well as new ones), sampled by a watchdog
-thread every 0.1 s, over what it was at the fork. A forked child reuses its parent's freed
-heap before its address space grows, so an address-space cap alone would give it that
-much more room (tens of MB under pytest); `RLIMIT_AS` at the address space at the fork plus
-`memory_mb` stays as the backstop a burst of allocation between two samples cannot pass.
-A parent that holds a few hundred MB (a job with polars and the suite loaded) thus leaves
-the computation the same room as a small one.
+thread every 0.1 s, over what it was when the computation began. One child proves a batch
+in turn (`bounded_each`: a fork costs more than many a small proof), each computation
+measured from its own start, and past a bound a new child takes the rest. A forked child
+reuses its parent's freed heap before its address space grows, so an address-space cap
+alone would give it that much more room (tens of MB under pytest); `RLIMIT_AS` at the
+address space at its start plus `memory_mb` stays as the backstop a burst of allocation
+between two samples cannot pass. A parent that holds a few hundred MB (a job with polars
+and the suite loaded) thus leaves the computation the same room as a small one.
 """
 
 from __future__ import annotations
@@ -185,68 +187,6 @@ def _picklable(e: BaseException) -> BaseException:
         return RuntimeError(f"{type(e).__name__}: {e}")
 
 
-def _child(conn, fn: Callable, args: tuple, memory_mb: int | None) -> None:
-    # the parent's objects out of the collector's reach: a full collection would write to
-    # every one of them, copying the parent's pages into this process's private memory
-    gc.freeze()
-    lock = threading.Lock()
-    watch = _Watch(conn, lock, memory_mb)
-    try:
-        _cap(memory_mb)
-        try:
-            message = ("ok", fn(*args))
-        except MemoryError:
-            message = ("memory", "")
-        except BaseException as e:  # re-raised in the parent
-            message = ("raise", _picklable(e))
-        with lock:
-            here = watch.peak_mb()
-            try:
-                conn.send((*message, here))
-            except MemoryError:  # the answer itself does not fit in what is left
-                conn.send(("memory", "the answer did not fit", here))
-    finally:
-        conn.close()
-        os._exit(0)
-
-
-def bounded(fn: Callable[..., Any], args: tuple = (), bound: Bound = DEFAULT) -> tuple[Any, Usage]:
-    """`fn(*args)` run within `bound` in a forked child: (its result, what it took);
-    `PastBound` past the bound, and any exception of `fn` raised here as it was there.
-    Without fork (not a POSIX system), `fn` runs here, unbounded, as before."""
-    if "fork" not in multiprocessing.get_all_start_methods():
-        start = time.perf_counter()
-        return fn(*args), Usage(round(time.perf_counter() - start, 3), None)
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    start = time.perf_counter()
-    proc = ctx.Process(target=_child, args=(send, fn, args, bound.memory_mb), daemon=True)
-    proc.start()
-    send.close()
-    try:
-        if not recv.poll(bound.seconds):
-            raise PastBound("time", bound)
-        try:
-            kind, payload, peak = recv.recv()
-        except EOFError:  # killed (the kernel's OOM killer, a C allocation that aborted)
-            proc.join()
-            code = proc.exitcode or 0
-            name = signal.Signals(-code).name if code < 0 else f"exit code {code}"
-            raise PastBound("died", bound, f"its process died ({name}), most likely of "
-                            "memory") from None
-    finally:
-        recv.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-    usage = Usage(round(time.perf_counter() - start, 3), peak)
-    if kind == "memory":
-        raise PastBound("memory", bound, payload)
-    if kind == "raise":
-        raise payload
-    return payload, usage
-
-
 def _each_child(conn, fn: Callable, items: Sequence, carry: Any, memory_mb: int | None) -> None:
     """`bounded_each`'s child: each item in turn, each measured from its own start, its
     answer sent as soon as it is known; past the memory bound the watchdog ends it."""
@@ -281,8 +221,8 @@ def _each_child(conn, fn: Callable, items: Sequence, carry: Any, memory_mb: int 
 def bounded_each(fn: Callable[[Any, Any], tuple[Any, Any]], items: Sequence,
                  bound: Bound = DEFAULT, carry: Any = None,
                  ) -> Iterator[tuple[Any, Any, BaseException | None, Usage]]:
-    """`fn(item, carry) -> (value, carry)` for each item, each within `bound` as `bounded`
-    runs one, but in one forked child for as many items as stay within it: a fork costs
+    """`fn(item, carry) -> (value, carry)` for each item, each within `bound` (the module
+    docstring says how), in one forked child for as many items as stay within it: a fork costs
     about 20 ms of a parent that holds a few hundred MB, more than many a small proof.
     Yields (item, value, error, usage) in order; `error` is the item's `PastBound` or the
     exception `fn` raised on it (then value is None). Past a bound the child is ended and

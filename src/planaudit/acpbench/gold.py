@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from planaudit.acpbench.bound import DEFAULT, Bound, Usage, bounded, bounded_each
+from planaudit.acpbench.bound import DEFAULT, Bound, Usage, bounded_each
 from planaudit.acpbench.items import Item
 from planaudit.acpbench.wording import read_action
 from planaudit.formal.ground import GroundingError, Task
@@ -313,16 +313,10 @@ def gold(item: Item) -> Gold:
     return ANSWER[item.task](item, item.planning_task())
 
 
-def gold_within(item: Item, bound: Bound = DEFAULT) -> tuple[Gold, Usage]:
-    """`gold(item)` run within `bound` (`bound.py`: a child process, its memory capped,
-    killed past its time), and what it took; `PastBound` past it, so that no item's
-    search can take the machine (one of ACPBench's alfred items grew past 23 GB)."""
-    return bounded(gold, (item,), bound)
-
-
 def gold_each(items: Sequence[Item], bound: Bound = DEFAULT,
               ) -> Iterator[tuple[Item, Gold | None, BaseException | None, Usage]]:
-    """`gold_within` over many items, in one forked child for as many as stay within the
-    bound (`bound.bounded_each`): (item, gold, error, usage), error the item's `PastBound`
-    or the exception its proof raised (`Unsupported`)."""
+    """`gold(item)` for each item within `bound`, so that no item's search can take the
+    machine (one of ACPBench's alfred items grew past 23 GB): in one forked child for as
+    many items as stay within it (`bound.bounded_each`). Yields (item, gold, error, usage),
+    error the item's `PastBound` or the exception its proof raised (`Unsupported`)."""
     return bounded_each(lambda item, carry: (gold(item), carry), items, bound)
