@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.compliance import commands as compliance
     from planaudit.curriculum.commands import add_show_parser
     from planaudit.formal import commands as formal
+    from planaudit.formalize import commands as formalize
     from planaudit.interop import commands as interop
     from planaudit.planbench.cli_args import add_parser as add_planbench
     from planaudit.regime import regimes
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="planaudit", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     formal.add_parser(sub)
+    formalize.add_parser(sub)
     for regime in regimes().values():
         regime.add_parser(sub, config_arg)
     run.add_parser(sub)
@@ -52,6 +54,8 @@ EXAMPLES = {
     "validate": "planaudit validate domains/gripper/domain.pddl domains/gripper/problems/p01.pddl "
                 "plan.txt --json",
     "solve": "planaudit solve domains/gripper/domain.pddl domains/gripper/problems/p03.pddl",
+    "formalize judge": "planaudit formalize judge domains/blocksworld/domain.pddl "
+                       "domains/blocksworld/problems/p02.pddl domain.pddl problem.pddl --json",
     "certify-check": "planaudit certify-check domain.pddl problem.pddl "
                      "results/suite/gripper/p09/certificate.json",
     "offline shard": "planaudit offline shard --model oracle --method direct --domain gripper "
