@@ -359,7 +359,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "test_docs_tutorial.py": ("tutorial/index.md", "tutorial/own-domain.md",
                               "tutorial/own-model.md", "howto/exchange.md"),
     "test_docs_howto.py": ("howto/index.md", "howto/acpbench.md", "howto/batch.md",
-                           "howto/pilot.md", "howto/planbench-replay.md"),
+                           "howto/pilot.md", "howto/planbench-replay.md", "howto/formalize.md"),
     "test_docs_services.py": ("howto/cluster.md", "howto/local-model.md", "howto/study.md",
                               "howto/compliance.md"),
 }

@@ -31,7 +31,7 @@ from planaudit.formal.ground import Task
 from planaudit.formal.search import _mask_applied, _successors, successor_index
 from planaudit.formal.task import State
 
-MAX_PAIRS = 200_000
+MAX_PAIRS = 1_000_000
 MAX_SECONDS = 60.0
 
 EQUIVALENT, DIFFERENT, UNDECIDED = "equivalent", "different", "undecided"
