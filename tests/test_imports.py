@@ -29,6 +29,7 @@ LAYERS = {
     # the regimes (and PlanBench's material, which the curriculum is built on); no regime
     # imports another (test_no_regime_imports_another_regime)
     "offline": 3, "online": 3, "planbench": 3, "curriculum": 3, "acpbench": 3, "human": 3,
+    "formalize": 3,  # models that write the PDDL, judged by formal/ (a regime to be)
     "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4, "study": 4,
     "project": 4,  # `planaudit init`: a run folder using the packaged workflow
     "cli": 5,
