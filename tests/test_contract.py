@@ -85,3 +85,33 @@ def test_outcomes_on_a_real_task():
     assert _outcome(task, False, "UNSOLVABLE") == "detected"
     assert _outcome(task, False, "```\n" + "\n".join(plan) + "\n```") == "missed-unsolvable"
     assert _outcome(task, True, "I am not sure.") == "malformed"
+
+
+PROBLEM = "(define (problem p) (:domain d)\n  (:objects a - block)\n  (:init) (:goal (and)))"
+DOMAIN = "(define (domain d) (:predicates (on ?x ?y)))"
+
+
+@pytest.mark.parametrize(("reply", "need", "kind", "texts", "reason"), [
+    (f"Here it is:\n```pddl\n{PROBLEM}\n```", ("problem",), "files", {"problem": PROBLEM}, None),
+    # a draft first, then the answer: the last problem counts
+    (f"```\n{PROBLEM.replace('(p)', '(draft)')}\n```\nbetter:\n```lisp\n{PROBLEM}\n```",
+     ("problem",), "files", {"problem": PROBLEM}, None),
+    (f"```pddl\n{DOMAIN}\n```\n```pddl\n{PROBLEM}\n```", ("domain", "problem"), "files",
+     {"domain": DOMAIN, "problem": PROBLEM}, None),
+    # both files in one block, the problem first: each told by its head
+    (f"```\n{PROBLEM}\n\n; the domain\n{DOMAIN}\n```", ("domain", "problem"), "files",
+     {"domain": DOMAIN, "problem": PROBLEM + "\n\n; the domain"}, None),
+    (f"```pddl\n{DOMAIN}\n```", ("domain", "problem"), "malformed", {"domain": DOMAIN},
+     "no fenced block holds a (define (problem ..."),
+    (PROBLEM, ("problem",), "malformed", {}, "no fenced block"),
+    (f"```pddl\n{PROBLEM}", ("problem",), "malformed", {}, "a fenced block is opened but never closed"),
+    ("", ("problem",), "malformed", {}, "empty reply"),
+    ("```\nUNSOLVABLE\n```", ("domain", "problem"), "malformed", {},
+     "no fenced block holds a (define (domain ... or a (define (problem ..."),
+])
+def test_a_formalizers_files_are_read_from_fenced_blocks(reply, need, kind, texts, reason):
+    from planaudit.contract import extract_pddl
+
+    got = extract_pddl(reply, need)
+    assert (got.kind, got.reason) == (kind, reason)
+    assert {k: v.strip() for k, v in got.texts.items()} == {k: v.strip() for k, v in texts.items()}

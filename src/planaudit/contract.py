@@ -83,3 +83,43 @@ def extract(reply: str | None, actions: frozenset[str] | None = None) -> Extract
                                      f"{raw.strip()[:120]!r}")
         steps.append(step)
     return Extraction("plan", steps)
+
+
+# A formalizer's reply: PDDL files in fenced blocks, each told by its head
+_DEFINE = re.compile(r"\(\s*define\s*\(\s*(domain|problem)\b", re.I)
+
+
+@dataclass
+class Files:
+    """The PDDL files a formalizer's reply holds (`kind` "files"), or why it breaks the
+    contract (`kind` "malformed")."""
+
+    kind: str
+    texts: dict[str, str] = field(default_factory=dict)  # "domain", "problem" -> text
+    reason: str | None = None
+
+
+def extract_pddl(reply: str | None, need: tuple[str, ...] = ("problem",)) -> Files:
+    """The files `need` names ("problem", or "domain" and "problem") read from a reply under
+    the formalizer's contract: each file in a fenced block, told by its `(define (domain`
+    or `(define (problem` head; a block holding both is cut at the second head. As for
+    plans, the last file of each kind counts (models often show a draft first). Whether
+    the text is PDDL that parses is not decided here: the judge says that, with its line."""
+    if reply is None or not reply.strip():
+        return Files("malformed", reason="empty reply")
+    blocks = _FENCE.findall(reply)
+    if not blocks:
+        if reply.count("```") == 1:
+            return Files("malformed", reason="a fenced block is opened but never closed")
+        return Files("malformed", reason="no fenced block")
+    found: dict[str, str] = {}
+    for block in blocks:
+        heads = list(_DEFINE.finditer(block))
+        for i, m in enumerate(heads):
+            end = heads[i + 1].start() if i + 1 < len(heads) else len(block)
+            found[m.group(1).lower()] = block[m.start():end].strip() + "\n"
+    missing = [k for k in need if k not in found]
+    if missing:
+        return Files("malformed", {k: found[k] for k in need if k in found},
+                     reason=f"no fenced block holds a {' or a '.join(f'(define ({k} ...' for k in missing)}")
+    return Files("files", {k: found[k] for k in need})
