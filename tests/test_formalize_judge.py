@@ -179,3 +179,30 @@ def test_the_command_judges_files_with_the_exit_codes_of_validate(tmp_path, caps
     assert main(["formalize", "judge", str(tmp_path / "none.pddl"), str(hp), str(md), str(mp),
                  "--no-external"]) == 2
     assert "none.pddl" in capsys.readouterr().err
+
+
+def test_feedback_tells_what_a_users_tools_would_and_nothing_of_the_hidden_model(tmp_path):
+    from planaudit.formalize.judge import feedback
+
+    said = {}
+    for name in ("gr-p01-unbalanced", "gr-p01-object-of-wrong-type", "gr-p01-unsolvable-locked-goal-room",
+                 "bw-p02-goal-missing-literal", "bw-p02-init-reordered"):
+        case = next(c for c in CASES if c["name"] == name)
+        folder = tmp_path / name
+        folder.mkdir()
+        hd, hp, md, mp = _files(case, folder)
+        j = judge(hd, hp, md, mp, truth=_truth(case, hd, hp), limits=OWN)
+        said[name] = feedback(j)
+        text = said[name] or ""
+        # nothing of the hidden model: its files, its verdicts, its sequences
+        assert "hidden" not in text and str(hd) not in text and str(hp) not in text
+        for words in (j.equivalence.words() if j.equivalence else "", *(j.plan or [])):
+            assert not words or words not in text
+    assert said["gr-p01-unbalanced"].startswith("Your PDDL does not parse: ")
+    assert "p.pddl:" in said["gr-p01-unbalanced"]
+    assert said["gr-p01-object-of-wrong-type"].startswith("Your PDDL is not well formed: ")
+    assert "ball1" in said["gr-p01-object-of-wrong-type"]
+    assert said["gr-p01-unsolvable-locked-goal-room"].startswith("The planner proved your task unsolvable")
+    # a plan found on the files: the user's tools see nothing wrong, whatever the hidden
+    # model says of that plan (here it does not reach the hidden goal)
+    assert said["bw-p02-goal-missing-literal"] is None and said["bw-p02-init-reordered"] is None

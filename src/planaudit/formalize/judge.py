@@ -160,3 +160,20 @@ def judge(hidden_domain: str | Path, hidden_problem: str | Path, domain: str | P
     j.outcome = offline_outcome(solvable, "plan", verdict.failure.kind if verdict.failure else None)
     return j
 
+
+
+def feedback(j: Judgement) -> str | None:
+    """What a user's own tools would tell a formalizer about its files, for the `feedback`
+    method's next round: the parser's or checker's first error, or what the planner found
+    on the files alone. Never anything of the hidden model (its equivalence verdict, the
+    distinguishing sequence, the plan's verdict on it): a round that leaked those would
+    turn formalizing into copying. None where the tools have nothing to say."""
+    if not j.parses:
+        return f"Your PDDL does not parse: {j.error}"
+    if not j.well_formed:
+        return f"Your PDDL is not well formed: {j.error}"
+    if j.route_status == "unsolvable":
+        return "The planner proved your task unsolvable: no sequence of actions reaches its goal."
+    if j.route_status not in ("solved", None):
+        return "The planner found no plan for your task within its limit."
+    return None
