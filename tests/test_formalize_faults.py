@@ -15,8 +15,8 @@ from planaudit.formal.equivalence import compare
 from planaudit.formal.load import load_task
 from planaudit.formal.search import breadth_first
 from planaudit.formal.sexpr import PDDLError
-from planaudit.formalize.faults import DOMAIN_KINDS, KINDS, PROBLEM_KINDS, seed
 from planaudit.formalize.judge import _task
+from planaudit.reference.formalizer import DOMAIN_KINDS, KINDS, PROBLEM_KINDS, seed
 from tests.conftest import DOMAINS
 
 TASKS = [f"blocksworld/p0{i}" for i in (1, 2, 3, 4, 5)] + \

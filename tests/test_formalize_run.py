@@ -112,3 +112,29 @@ def test_a_server_that_fails_ends_the_episode_as_error_not_as_the_models_failure
 def test_an_unknown_method_is_refused():
     with pytest.raises(ValueError, match="unknown formalize method 'plan'"):
         messages("plan", {"domain": "-", "instance": "-"}, "")
+
+
+@pytest.mark.parametrize(("variant", "method", "faults", "verdict"), [
+    ("oracle", "problem", {}, "equivalent"),
+    ("oracle", "domain-and-problem", {}, "equivalent"),
+    ("flawed", "problem", {"init-dropped": 1.0}, "different"),
+    ("flawed", "problem", {"type-wrong": 1.0}, None),  # blocksworld has one type: no place
+    ("flawed", "domain-and-problem", {"precondition-dropped": 1.0}, "different"),
+    # the problem method writes no domain: a domain fault has nowhere to go
+    ("flawed", "problem", {"precondition-dropped": 1.0, "effect-swapped": 1.0}, "equivalent"),
+])
+def test_the_reference_formalizers_write_the_hidden_files_or_seeded_faults(
+        task, tmp_path, variant, method, faults, verdict):
+    cfg = ModelConfig(name=variant, model=f"reference/{variant}")
+    client = Client(cfg, Cache(tmp_path / "cache"))
+    row, _ = asyncio.run(run_episode(
+        client, method, {}, task, task_name="blocksworld/p02", limits=OWN,
+        reference_meta={"faults": faults, "seed": 0}))
+    assert row["reference"] is True and row["cost_usd"] == 0
+    if verdict is None:  # nothing seeded: the hidden files, as the oracle writes them
+        verdict = "equivalent"
+    assert row["equivalence"] == verdict, row["distinguishing_words"]
+    if verdict == "equivalent":
+        assert row["outcome"] == "success"
+    if "init-dropped" in faults:  # found at once: the fact an applicable action needs
+        assert len(row["distinguishing"].split(") (")) == 1

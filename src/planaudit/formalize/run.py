@@ -66,8 +66,10 @@ def _files(method: str, texts: dict[str, str], hidden_domain: str, folder: Path)
 
 
 async def run_episode(client, method: str, params: dict, folder: Path, *, task_name: str,
-                      limits: Limits | None = None) -> tuple[dict, list[dict]]:
-    """The row and the transcript of one episode of `method` on the task in `folder`."""
+                      limits: Limits | None = None,
+                      reference_meta: dict | None = None) -> tuple[dict, list[dict]]:
+    """The row and the transcript of one episode of `method` on the task in `folder`;
+    `reference_meta` (a reference formalizer's fault rates and seed) goes with each call."""
     brief = json.loads((folder / "brief.json").read_text())
     truth = json.loads((folder / "truth.json").read_text())
     hidden_domain = (folder / "domain.pddl").read_text()
@@ -82,7 +84,8 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
         call = await client.complete(history, temperature=float(params.get("temperature", 0.0)),
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      metadata={"task_dir": str(folder), "task": task_name,
-                                               "purpose": "formalize", "round": round_})
+                                               "purpose": "formalize", "method": method,
+                                               "round": round_, **(reference_meta or {})})
         calls.append(call)
         transcript.append({"purpose": "formalize", "round": round_, "messages": list(history),
                            "call": call.to_json()})
@@ -110,6 +113,7 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
     eq = j.equivalence if j else None
     row = {
         "regime": "formalize", "model": client.cfg.name, "method": method,
+        "reference": client.cfg.model.startswith("reference/"),
         "domain": domain_name, "task": task, "solvable": bool(truth["solvable"]),
         "optimal_length": truth.get("optimal_length"),
         "outcome": "error" if error else (j.outcome if j else "malformed"),

@@ -73,6 +73,10 @@ def answer(variant: str, meta: dict) -> str:
         return curriculum_answer(variant, meta)
     if purpose == "acpbench":
         return acpbench_answer(variant, meta)
+    if purpose == "formalize":
+        from planaudit.reference.formalizer import reply
+
+        return reply(variant, meta)
     if purpose != "final":
         return "Noted. (reference model: no reasoning of its own)"
     folder = Path(meta["task_dir"])

@@ -1,5 +1,6 @@
-"""Seeded faults of known kinds in a formalizer's files: what the `flawed` reference
-formalizer writes, the judge's positive control.
+"""The reference formalizers: `oracle` writes the hidden model's own files; `flawed` writes
+them with seeded faults of known kinds, each at the rate the call's metadata gives (the
+judge's positive control, `reply`).
 
 Each fault is placed only where the formal semantics shows, apart from the equivalence
 check, that it changes the task, and says how it shows (`witness`):
@@ -22,9 +23,11 @@ seeded: `seed` returns None, and the expected counts count what was seeded.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, replace
 from itertools import product
+from pathlib import Path
 
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import parse_plan
@@ -198,3 +201,40 @@ def seed(kind: str, domain: Domain, problem: Problem, plan: list[str] | None,
     where the task offers no such place. `plan` is the hidden task's optimal plan (None on
     an unsolvable task)."""
     return SEEDERS[kind](domain, problem, plan, rng)
+
+
+def _fenced(*texts: str) -> str:
+    return "\n".join(f"```pddl\n{t.strip()}\n```" for t in texts)
+
+
+def reply(variant: str, meta: dict) -> str:
+    """A reference formalizer's answer to a `formalize` call: the files its method asks
+    for (`meta["method"]`: the problem, or the domain and the problem) in fenced blocks.
+    The flawed formalizer draws each kind of `meta["faults"]` (kind -> rate) in the order
+    of KINDS, seeded by the task and the sample, and seeds every kind drawn that the task
+    offers a place for; the method's own file kinds only (no domain fault where the model
+    writes the problem alone)."""
+    from planaudit.formal import write
+    from planaudit.formal.load import load_task
+
+    folder = Path(meta["task_dir"])
+    kinds = ("domain", "problem") if meta.get("method") == "domain-and-problem" else ("problem",)
+    hidden = {k: (folder / f"{k}.pddl").read_text() for k in kinds}
+    if variant == "oracle":
+        return _fenced(*hidden.values())
+    if variant != "flawed":
+        raise ValueError(f"no reference formalizer named {variant!r} (oracle, flawed)")
+    task = load_task(folder / "domain.pddl", folder / "problem.pddl")
+    truth = json.loads((folder / "truth.json").read_text())
+    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
+    rates = meta.get("faults", {})
+    domain, problem = task.domain, task.problem
+    for kind in KINDS:
+        if kind in DOMAIN_KINDS and "domain" not in kinds:
+            continue
+        if rng.random() < float(rates.get(kind, 0.0)):
+            placed = seed(kind, domain, problem, truth.get("plan"), rng)
+            if placed is not None:
+                domain, problem, _ = placed
+    files = {"domain": write.domain(domain), "problem": write.problem(problem)}
+    return _fenced(*(files[k] for k in kinds))
