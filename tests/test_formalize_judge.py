@@ -206,3 +206,24 @@ def test_feedback_tells_what_a_users_tools_would_and_nothing_of_the_hidden_model
     # a plan found on the files: the user's tools see nothing wrong, whatever the hidden
     # model says of that plan (here it does not reach the hidden goal)
     assert said["bw-p02-goal-missing-literal"] is None and said["bw-p02-init-reordered"] is None
+
+
+def test_the_hidden_files_themselves_are_judged_without_a_search(tmp_path):
+    """Token for token the hidden files (here with their comments and layout changed): the
+    truth's proof and plan are the route's, and no product is walked, so the task is judged
+    at once under bounds a search could not work within."""
+    d = ROOT / "domains" / "logistics" / "domain.pddl"
+    p = ROOT / "domains" / "logistics" / "problems" / "p05.pddl"  # 238k states breadth first
+    truth = solve(str(d), str(p), Limits(external=False))
+    lines = [ln for ln in p.read_text().splitlines() if not ln.lstrip().startswith(";")]
+    (tmp_path / "p.pddl").write_text("; my own\n" + " ".join(" ".join(lines).upper().split()))
+    starved = Limits(external=False, bfs_states=10, astar_seconds=0.01)
+    j = judge(d, p, d, tmp_path / "p.pddl", truth=truth, limits=starved, max_pairs=10)
+    assert j.equivalence.identical and j.equivalence.verdict == "equivalent"
+    assert j.equivalence.pairs == 0 and "token for token" in j.equivalence.words()
+    assert j.outcome == "success" and j.plan == truth["plan"] and j.verdict["valid"]
+    # one token changed: searched, and here the starved bounds decide nothing
+    (tmp_path / "q.pddl").write_text(p.read_text().replace("(:goal (and", "(:goal (and (and)", 1))
+    k = judge(d, p, d, tmp_path / "q.pddl", truth=truth, limits=starved, max_pairs=10)
+    assert not k.equivalence.identical and k.equivalence.verdict == "undecided"
+    assert k.outcome == "budget-exhausted"

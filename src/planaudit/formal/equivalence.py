@@ -76,8 +76,11 @@ class Equivalence:
     seconds: float
     difference: Difference | None = None
     bound: str | None = None  # the bound an undecided search reached
+    identical: bool = False  # decided without a search: the very files, token for token
 
     def words(self) -> str:
+        if self.identical:
+            return "equivalent: the same files as the hidden model's, token for token"
         if self.verdict == EQUIVALENT:
             return f"equivalent: {self.pairs} reachable state pairs agree"
         if self.verdict == UNDECIDED:
@@ -87,7 +90,7 @@ class Equivalence:
 
     def to_json(self) -> dict:
         return {"verdict": self.verdict, "pairs": self.pairs, "seconds": round(self.seconds, 3),
-                "bound": self.bound,
+                "bound": self.bound, "identical": self.identical,
                 "difference": self.difference.to_json() if self.difference else None}
 
 
