@@ -98,8 +98,8 @@ def _task(texts: list[tuple[str, str]]) -> Task:
 
 def _check_types(task: Task, text: str, source: str) -> None:
     """Every object in the problem's facts and goal of a type its predicate takes: the
-    parser checks names and arities only (as the planners do, which ignore the types of
-    the initial state), and a formalizer that types an object wrongly wrote another task."""
+    parser checks names and arities only (grounding then simply never builds an operator
+    for a mistyped fact), and a formalizer that types an object wrongly wrote another task."""
     domain = task.domain
 
     def atoms(f: tuple):
@@ -169,7 +169,6 @@ def judge(hidden_domain: str | Path, hidden_problem: str | Path, domain: str | P
     j.verdict = verdict.to_json()
     j.outcome = offline_outcome(solvable, "plan", verdict.failure.kind if verdict.failure else None)
     return j
-
 
 
 def feedback(j: Judgement) -> str | None:
