@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -70,9 +71,7 @@ def task_of(domain: str, text: str) -> Task:
 
 def less_one_fact(task: Task) -> Task:
     """The same task without its last initial fact (by the problem's order)."""
-    p = task.problem
-    cut = type(p)(**{**p.__dict__, "init_atoms": p.init_atoms[:-1]})
-    return Task(task.domain, cut)
+    return Task(task.domain, replace(task.problem, init_atoms=task.problem.init_atoms[:-1]))
 
 
 def measure(name: str, objects: int, hidden: Task, model_of, args) -> list:

@@ -77,13 +77,11 @@ class Judgement:
         return "\n".join(lines)
 
 
-def _read(domain: str | Path, problem: str | Path) -> list[tuple[str, str]]:
-    """The files' texts and names; a PDDLError with its line for one that is not
-    s-expressions (`parses` False)."""
+def _read(domain: str | Path, problem: str | Path) -> tuple[list[tuple[str, str]], list]:
+    """The files' texts and names, and their s-expressions; a PDDLError with its line for
+    one that is not s-expressions (`parses` False)."""
     texts = [(read_file(p), str(p)) for p in (domain, problem)]
-    for text, source in texts:
-        parse(text, source)
-    return texts
+    return texts, [parse(text, source) for text, source in texts]
 
 
 def _task(texts: list[tuple[str, str]]) -> Task:
@@ -131,10 +129,10 @@ def judge(hidden_domain: str | Path, hidden_problem: str | Path, domain: str | P
     limits = limits or Limits()
     truth = truth if truth is not None else solve(str(hidden_domain), str(hidden_problem), limits)
     solvable = bool(truth["solvable"])
-    hidden_texts = _read(hidden_domain, hidden_problem)
+    hidden_texts, hidden_trees = _read(hidden_domain, hidden_problem)
     hidden = _task(hidden_texts)
     try:
-        texts = _read(domain, problem)
+        texts, trees = _read(domain, problem)
     except PDDLError as e:
         return Judgement("malformed", False, False, error=str(e))
     try:
@@ -145,9 +143,7 @@ def judge(hidden_domain: str | Path, hidden_problem: str | Path, domain: str | P
     # the hidden model's own files, token for token (whitespace, comments and case aside):
     # the same task, proven already; walking its product would only meet the bound on a
     # large task, and proving it again would repeat the truth's proof
-    same = rename is None and all(parse(a[0]) == parse(b[0])
-                                  for a, b in zip(texts, hidden_texts, strict=True))
-    if same:
+    if rename is None and trees == hidden_trees:
         j.equivalence = equivalence.Equivalence(equivalence.EQUIVALENT, 0, 0.0, identical=True)
         route = truth
     else:
