@@ -170,6 +170,7 @@ def test_the_command_judges_files_with_the_exit_codes_of_validate(tmp_path, caps
     assert main(["formalize", "judge", str(hd), str(hp), str(hd), str(hp), "--no-external"]) == 0
     out = capsys.readouterr().out
     assert "outcome: success" in out and "equivalent" in out
+    assert "the route's plan (6 steps) on the hidden model: valid; the optimum is 6 steps" in out
     assert main(["formalize", "judge", str(hd), str(hp), str(md), str(mp), "--no-external",
                  "--json"]) == 1
     got = json.loads(capsys.readouterr().out)

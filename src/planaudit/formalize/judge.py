@@ -64,8 +64,8 @@ class Judgement:
             v = self.verdict
             text = f"the route's plan ({len(self.plan)} steps) on the hidden model: "
             if v["valid"]:
-                text += "valid" + (f", optimal {self.optimal_length}" if self.optimal_length
-                                   is not None else "")
+                text += "valid" + (f"; the optimum is {self.optimal_length} steps"
+                                   if self.optimal_length is not None else "")
             else:
                 f = v["failure"]
                 where = "the goal" if f["step"] is None else f"step {f['step']}"
