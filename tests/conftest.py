@@ -61,7 +61,7 @@ def blocksworld_config(tmp: Path, tasks: dict[str, str], **sections) -> Path:
                   "obfuscate": ["blocksworld"], "seed": 3},
         "truth": {"bfs_states": 100000, "astar_seconds": 10, "external_seconds": 120,
                   "external": False},
-        "offline": {"methods": []}, "online": {"methods": []},
+        "offline": {"methods": []}, "online": {"methods": []}, "formalize": {"methods": []},
         "models": [{"name": "oracle", "model": "reference/oracle", "family": "reference",
                     "tier": "reference"}],
         **sections,

@@ -38,7 +38,7 @@ def _config(tmp: Path, root: Path, name: str, offline: list[str], online: list[s
     cfg = yaml.safe_load(config(tmp, root, external=False).read_text())
     cfg.update(results=str(tmp / name), cache=str(tmp / "cache"), models=MODELS,
                offline={"methods": offline}, online={"methods": online, "budget": 50},
-               curriculum={"tests": []}, acpbench={"types": []})
+               curriculum={"tests": []}, acpbench={"types": []}, formalize={"methods": []})
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path

@@ -75,7 +75,7 @@ def _config(tmp: Path, root: Path, name: str) -> Path:
     cfg.update(results=str(tmp / name), cache=str(tmp / f"cache-{name}"), models=MODELS,
                offline={"methods": ["direct", "cot"]},
                online={"methods": ["react"], "budget": 50, "plan_settings": ["none"]},
-               curriculum={"tests": []}, acpbench={"types": []})
+               curriculum={"tests": []}, acpbench={"types": []}, formalize={"methods": []})
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path

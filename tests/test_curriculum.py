@@ -349,7 +349,7 @@ def _workflow_config(tmp: Path, t6: dict | None = None) -> Path:
         tmp, {"p01": "solvable", "p02": "solvable", "p03": "solvable"},
         curriculum={"tests": ["t1", "t6", "t7"], "instances": 1, "shots": 1,
                     "params": {"t6": t6 or {}}},
-        acpbench={"types": []})
+        acpbench={"types": []}, formalize={"methods": []})
 
 
 def _snakemake(cfg: Path, *extra: str) -> subprocess.CompletedProcess:

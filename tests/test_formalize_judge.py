@@ -143,6 +143,30 @@ def test_past_its_bound_the_comparison_is_undecided_and_names_the_bound():
     assert "undecided" in cut.words() and "10 state pairs" in cut.words()
 
 
+def test_past_its_bound_a_known_sequence_that_tells_them_apart_is_a_witness(tmp_path):
+    """A goal with a literal lost: the models part only where the hidden optimal plan's
+    prefix reaches the smaller goal, deeper than ten pairs reach. Walked as a probe, that
+    plan decides `different`, the bound still named (a witness, not proven shortest)."""
+    d = ROOT / "domains" / "blocksworld" / "domain.pddl"
+    p03 = ROOT / "domains" / "blocksworld" / "problems" / "p03.pddl"
+    truth = solve(str(d), str(p03), OWN)
+    text = p03.read_text()
+    goal = text[text.index("(:goal"):]
+    first = goal[goal.index("(on "):goal.index(")", goal.index("(on ")) + 1]
+    (tmp_path / "p.pddl").write_text(text.replace(first, "", 1))
+    hidden, model = load_task(d, p03), load_task(d, tmp_path / "p.pddl")
+    full = compare(hidden, model)
+    assert full.verdict == "different" and full.bound is None
+    blind = compare(hidden, model, max_pairs=10)
+    assert blind.verdict == "undecided"
+    seen = compare(hidden, model, max_pairs=10, probes=[truth["plan"]])
+    assert seen.verdict == "different" and seen.bound == "10 state pairs"
+    assert seen.difference.kind == "plan" and seen.difference.hidden is False
+    assert list(seen.difference.prefix) == truth["plan"][:len(seen.difference.prefix)]
+    assert len(seen.difference.prefix) >= len(full.difference.sequence)  # BFS's is shortest
+    assert "not proven the shortest" in seen.words()
+
+
 def test_names_are_read_through_the_brief(tmp_path):
     """A formalizer that names the blocks red, blue and green is read through `rename`."""
     d = ROOT / "domains" / "blocksworld" / "domain.pddl"

@@ -58,6 +58,8 @@ def test_a_right_problem_file_succeeds_and_is_equivalent(task, tmp_path):
         row, transcript = _episode(srv, tmp_path, task, "problem", {})
     assert row["outcome"] == "success" and row["equivalence"] == "equivalent"
     assert row["parses"] and row["well_formed"] and row["plan_length"] == 6
+    assert row["executable"] is True and row["efficiency"] == 1.0
+    assert row["first_faulty"] is False and row["first_failure_kind"] is None
     assert (row["n_calls"], row["input_tokens"], row["output_tokens"]) == (1, 900, 120)
     # the problem method gives the domain file; the prompt holds the brief's words
     sent = srv.requests[0]["messages"][0]["content"]
@@ -77,8 +79,12 @@ def test_feedback_rounds_say_what_the_users_tools_say_until_the_files_are_right(
     assert third.startswith("The planner proved your task unsolvable")
     for said in (second, third):  # nothing of the hidden model reaches the model
         assert "hidden" not in said and "pick-up a" not in said and str(task) not in said
-    assert [t["judgement"]["outcome"] for t in transcript] == [
+    assert [t["judgement"]["outcome"] for t in transcript if "judgement" in t] == [
         "malformed", "false-abstention", "success"]
+    assert transcript[-1]["ending"] == "success"
+    # the first answer's files were unlike the hidden model; a model of no reference: no
+    # seeded fault to expect
+    assert row["first_faulty"] is True and row["fault_seeded"] is None
 
 
 def test_without_rounds_the_first_files_are_judged_and_the_difference_named(task, tmp_path):
@@ -88,6 +94,7 @@ def test_without_rounds_the_first_files_are_judged_and_the_difference_named(task
     assert row["equivalence"] == "different"
     assert row["distinguishing"] == "(unstack c a) (put-down c) (pick-up a)"
     assert row["distinguishing_words"].endswith("the hidden model allows (pick-up a) and yours does not")
+    assert row["equivalence_bound"] is None  # found within the bound: the shortest
 
 
 def test_both_files_are_read_and_a_reply_without_them_breaks_the_contract(task, tmp_path):
@@ -117,11 +124,11 @@ def test_an_unknown_method_is_refused():
 @pytest.mark.parametrize(("variant", "method", "faults", "verdict"), [
     ("oracle", "problem", {}, "equivalent"),
     ("oracle", "domain-and-problem", {}, "equivalent"),
-    ("flawed", "problem", {"init-dropped": 1.0}, "different"),
-    ("flawed", "problem", {"type-wrong": 1.0}, None),  # blocksworld has one type: no place
-    ("flawed", "domain-and-problem", {"precondition-dropped": 1.0}, "different"),
+    ("flawed", "problem", {"init_dropped": 1.0}, "different"),
+    ("flawed", "problem", {"type_wrong": 1.0}, None),  # blocksworld has one type: no place
+    ("flawed", "domain-and-problem", {"precondition_dropped": 1.0}, "different"),
     # the problem method writes no domain: a domain fault has nowhere to go
-    ("flawed", "problem", {"precondition-dropped": 1.0, "effect-swapped": 1.0}, "equivalent"),
+    ("flawed", "problem", {"precondition_dropped": 1.0, "effect_swapped": 1.0}, "equivalent"),
 ])
 def test_the_reference_formalizers_write_the_hidden_files_or_seeded_faults(
         task, tmp_path, variant, method, faults, verdict):
@@ -136,5 +143,50 @@ def test_the_reference_formalizers_write_the_hidden_files_or_seeded_faults(
     assert row["equivalence"] == verdict, row["distinguishing_words"]
     if verdict == "equivalent":
         assert row["outcome"] == "success"
-    if "init-dropped" in faults:  # found at once: the fact an applicable action needs
+    if "init_dropped" in faults:  # found at once: the fact an applicable action needs
         assert len(row["distinguishing"].split(") (")) == 1
+
+
+@pytest.fixture(scope="module")
+def gripper(tmp_path_factory) -> Path:
+    """Gripper p01 prepared (three types: an object can be given a wrong one)."""
+    folder = tmp_path_factory.mktemp("gripper-p01")
+    gr = DOMAINS / "gripper"
+    shutil.copy(gr / "domain.pddl", folder / "domain.pddl")
+    shutil.copy(gr / "problems" / "p01.pddl", folder / "problem.pddl")
+    truth = solve(str(folder / "domain.pddl"), str(folder / "problem.pddl"), OWN)
+    truth.pop("certificate_data", None)
+    (folder / "truth.json").write_text(json.dumps(truth))
+    (folder / "brief.json").write_text(json.dumps({"preamble": "-", "domain": "Gripper.",
+                                                   "instance": "Move the balls."}))
+    return folder
+
+
+@pytest.mark.parametrize(("repair", "rounds", "outcome", "verdict"), [
+    (1.0, 2, "success", "equivalent"),  # told its types are wrong, it writes them right
+    (0.0, 3, "malformed", None),  # it never repairs: every round the same files
+])
+def test_the_responsive_formalizer_repairs_what_the_users_tools_report_at_its_rate(
+        gripper, tmp_path, repair, rounds, outcome, verdict):
+    cfg = ModelConfig(name="responsive", model="reference/responsive")
+    client = Client(cfg, Cache(tmp_path / "cache"))
+    row, transcript = asyncio.run(run_episode(
+        client, "feedback", {"of": "problem", "rounds": 2}, gripper,
+        task_name="gripper/p01", limits=OWN,
+        reference_meta={"faults": {"type_wrong": 1.0}, "responses": {"repair": repair},
+                        "seed": 0}))
+    # expected from the seeded draw, found by the judge in the first answer
+    assert row["fault_seeded"] == "type-wrong" and row["first_faulty"] is True
+    assert row["rounds"] == rounds and row["outcome"] == outcome
+    assert row["equivalence"] == verdict
+    said = transcript[1]["messages"][-1]["content"]
+    assert said.startswith("Your PDDL is not well formed:") and "hidden" not in said
+
+
+def test_a_clean_answer_of_the_flawed_formalizer_says_none_was_seeded(gripper, tmp_path):
+    cfg = ModelConfig(name="flawed", model="reference/flawed")
+    client = Client(cfg, Cache(tmp_path / "cache"))
+    row, _ = asyncio.run(run_episode(client, "problem", {}, gripper, task_name="gripper/p01",
+                                     limits=OWN, reference_meta={"faults": {}, "seed": 0}))
+    assert row["fault_seeded"] == "none" and row["first_faulty"] is False
+    assert row["equivalence"] == "equivalent" and row["equivalence_pairs"] == 0

@@ -243,7 +243,7 @@ def test_the_workflow_lays_people_beside_models_and_reruns_on_new_records(export
         "truth": {**cfg["truth"], "external": False},
         "models": [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}],
         "offline": {"methods": ["direct"]}, "online": {"methods": []},
-        "curriculum": {"tests": []}, "acpbench": {"types": []},
+        "curriculum": {"tests": []}, "acpbench": {"types": []}, "formalize": {"methods": []},
         "study": {"records": [str(records)], "alternative": "greater"}})
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -30,6 +30,7 @@ offline: {methods: [direct]}
 online: {methods: [react], plan_settings: [none]}
 curriculum: {tests: []}
 acpbench: {types: []}
+formalize: {methods: []}
 """
 
 

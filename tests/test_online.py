@@ -453,7 +453,7 @@ def test_the_workflow_hands_dead_tools_after_to_the_online_shards(tmp_path):
         "models": [{"name": "oracle", "model": "reference/oracle"}],
         "offline": {"methods": []},
         "online": {"methods": ["react"], "plan_settings": ["none"], "dead_tools_after": 2},
-        "curriculum": {"tests": []}, "acpbench": {"types": []}}))
+        "curriculum": {"tests": []}, "acpbench": {"types": []}, "formalize": {"methods": []}}))
     proc = snakemake(cfg, "-n", "-p", str(tmp_path / "results" / "episodes" / "online" / "oracle"
                                          / "react" / "none" / "blocksworld.parquet"))
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -108,7 +108,7 @@ def test_a_toy_regime_is_one_file_and_a_config_section(tmp_path):
                   "external": True},
         "models": [{"name": "oracle", "model": "reference/oracle", "tier": "reference"}],
         "offline": {"methods": []}, "online": {"methods": []},
-        "curriculum": {"tests": []}, "acpbench": {"types": []},
+        "curriculum": {"tests": []}, "acpbench": {"types": []}, "formalize": {"methods": []},
         "toy": {"questions": ["solvable", "again"]},
     }
     path = tmp_path / "config.yaml"

@@ -81,7 +81,7 @@ def _config(tmp: Path, **curriculum) -> Path:
     cfg = blocksworld_config(tmp, {"p01": "solvable", "p02": "solvable"},
                              curriculum={"tests": ["t1", "t5"], "instances": 1, "shots": 1,
                                          **curriculum},
-                             acpbench={"types": []})
+                             acpbench={"types": []}, formalize={"methods": []})
     if not (tmp / "domains" / "ferry").exists():
         ferry(tmp / "domains")
     data = yaml.safe_load(cfg.read_text())

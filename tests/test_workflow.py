@@ -145,6 +145,7 @@ def test_episode_shards_run_and_only_a_changed_method_reruns(tmp_path):
     cfg["online"] = {"methods": ["react", "critic"], "budget": 50}
     cfg["curriculum"] = {"tests": []}  # tests/test_curriculum.py runs the curriculum's jobs
     cfg["acpbench"] = {"types": []}  # and tests/test_acpbench_questions.py ACPBench's
+    cfg["formalize"] = {"methods": []}  # and tests/test_formalize_workflow.py the formalizers'
     cfg_path.write_text(yaml.safe_dump(cfg))
     secret = "sk-planaudit-never-written-4242"
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", OPENAI_API_KEY=secret)

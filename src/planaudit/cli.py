@@ -24,7 +24,6 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.compliance import commands as compliance
     from planaudit.curriculum.commands import add_show_parser
     from planaudit.formal import commands as formal
-    from planaudit.formalize import commands as formalize
     from planaudit.interop import commands as interop
     from planaudit.planbench.cli_args import add_parser as add_planbench
     from planaudit.regime import regimes
@@ -34,7 +33,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="planaudit", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     formal.add_parser(sub)
-    formalize.add_parser(sub)
     for regime in regimes().values():
         regime.add_parser(sub, config_arg)
     run.add_parser(sub)

@@ -164,6 +164,9 @@ class Section:
             values["repair"] = {"only_invalid": bool(repair.get("only_invalid", True)),
                                 "seed": int(repair.get("seed", 0)),
                                 "timeout": float(repair.get("timeout", 10.0))}
+        for key in ("planner", "equivalence"):  # formalize: the route's planner, the bound
+            if key in section:
+                values[key] = copy.deepcopy(section[key])
         values.update((section.get("params") or {}).get(method, {}))
         chosen = None
         if self.regime == "online" and setting is not None:

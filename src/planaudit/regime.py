@@ -152,6 +152,10 @@ class Regime:
     # its config section's key, where it differs from its name (people's rows, regime
     # `human`, are named by the `study` section)
     section: str = ""
+    # the regime its rows answer the same tasks as (formalize: offline): its rows stand in
+    # the main table, and the tables stage pairs them per model with that regime's on the
+    # same tasks (`<name>_vs_<versus>`: exact McNemar, Holm)
+    versus: str = ""
 
     @property
     def key(self) -> str:

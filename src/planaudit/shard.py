@@ -365,14 +365,17 @@ def run_shard(experiment: Experiment, entry: ModelEntry, params: MethodParams,
         raise ValueError("several domains need {domain} in the output path")
     selection = experiment.tasks
     section = experiment.section(regime)
+    only = section.written.get("tasks")  # a regime's own ids in each domain (formalize)
     tasks = []
     for domain in domains:
         folders = sorted(p.parent for p in (suite_dir / domain).glob("*/truth.json")
                          if task_disguise(p.parent.name) in disguises
-                         and selects(selection, domain, p.parent.name))
+                         and selects(selection, domain, p.parent.name)
+                         and (only is None or p.parent.name.partition("@")[0] in only))
         if not folders:
             raise FileNotFoundError(f"{suite_dir / domain}: no prepared tasks"
                                     + (" selected by suite.tasks" if selection else "")
+                                    + (f" among {regime}.tasks" if only else "")
                                     + " (run the suite rules)")
         repeats = section.epochs if get(regime).epochs else 1
         tasks += [(domain, f, e) for f in folders for e in range(repeats)]
@@ -401,7 +404,11 @@ def run_shard(experiment: Experiment, entry: ModelEntry, params: MethodParams,
 def add_parser(sub, regime: str, config_arg) -> None:
     """`planaudit <regime> shard` for a regime of episodes (offline, online)."""
     o = sub.add_parser(regime, help=get(regime).help)
-    osub = o.add_subparsers(dest=f"{regime}_command", required=True)
+    add_shard(o.add_subparsers(dest=f"{regime}_command", required=True), regime, config_arg)
+
+
+def add_shard(osub, regime: str, config_arg) -> None:
+    """The `shard` subcommand among a regime's subcommands (`osub`)."""
     sh = osub.add_parser("shard", help="run one model x method over the tasks of one or more "
                                        "domains")
     config_arg(sh)

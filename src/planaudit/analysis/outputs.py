@@ -31,7 +31,13 @@ def regime_figures(running) -> list[str]:
 
 def table_names() -> list[str]:
     """Every table the tables stage writes: TABLES, then each regime's own
-    (`Regime.tables`)."""
+    (`Regime.tables`, then `<name>_vs_<versus>` for a regime paired with another)."""
     from planaudit.regime import regimes
 
-    return [*TABLES, *(name for r in regimes().values() for name in r.tables)]
+    return [*TABLES, *(name for r in regimes().values()
+                       for name in (*r.tables, *versus_names(r)))]
+
+
+def versus_names(regime) -> list[str]:
+    """The paired table of a regime that names another (`Regime.versus`)."""
+    return [f"{regime.name}_vs_{regime.versus}"] if regime.versus else []

@@ -94,6 +94,27 @@ TABLE_CAPTIONS = {
     "online_vs_offline": "Per model, each online architecture against each offline strategy of "
                          "the same model on the tasks both answered: rates over the paired tasks, "
                          "exact McNemar test, Holm-adjusted.",
+    "formalize": "The formalizer regime per model × method (problem: the model writes the "
+                 "problem file for the suite's domain file; domain-and-problem: both files; "
+                 "feedback: either, told what a user's tools say of its files between rounds): "
+                 "files that parse, that are well formed (declared names, types, arities), the "
+                 "route's success on solvable tasks (the planner's plan on the model's files, "
+                 "valid on the hidden model) and detection on unsolvable ones, and files "
+                 "equivalent to the hidden model (the same action sequences allowed, the same "
+                 "called plans), each hits/n (share) [95% bootstrap interval over tasks]; "
+                 "undecided: past the equivalence bound; success_not_equivalent: the route "
+                 "succeeded on files that differ from the hidden model. Error episodes apart.",
+    "formalize_faults": "The positive control of the judge: per reference formalizer × method "
+                        "and fault kind, the first answers seeded with it (expected, computed "
+                        "from the seeded draw on the hidden files, apart from the judge) and "
+                        "those the judge found unlike the hidden model (found); none: answers "
+                        "seeded with no fault, found counting false alarms; repaired: final "
+                        "answers equivalent after feedback; all_found: the control holds.",
+    "formalize_vs_offline": "Planner or formalizer? Per model, each formalize method against "
+                            "each offline strategy of the same model on the tasks both "
+                            "answered (undisguised): scores over the paired tasks, b counting "
+                            "tasks only the formalizer got right, c only the planner; exact "
+                            "McNemar, Holm over the table, reference models apart.",
     "per_domain": "Success, executability, detection and score pooled per regime, model and "
                   "domain.",
     "outcomes": "How episodes end, per configuration: the count of every outcome.",

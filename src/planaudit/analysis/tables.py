@@ -255,6 +255,56 @@ def online_vs_offline_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFra
     return pl.DataFrame(rows, schema=ONLINE_VS_OFFLINE)
 
 
+def versus_table(ep: pl.DataFrame, first: str, second: str, alpha: float = 0.05) -> pl.DataFrame:
+    """Per model, every method of the regime `first` against every method of `second` on
+    the tasks both answered (formalize against offline: planner or formalizer?): scores
+    over the paired tasks, b counting tasks only `first` got right, c only `second`; exact
+    McNemar, Holm over the table's rows, reference models apart."""
+    schema = {"model": pl.String, "reference": pl.Boolean, first: pl.String, second: pl.String,
+              "n": pl.Int64, f"{first}_score": pl.Float64, f"{second}_score": pl.Float64,
+              "b": pl.Int64, "c": pl.Int64, "p": pl.Float64, "p_adj": pl.Float64,
+              "significant": pl.Boolean}
+    rows = []
+    for (_model,), g in _labelled(ep).partition_by("model", maintain_order=True,
+                                                   as_dict=True).items():
+        ours = g.filter(pl.col("regime") == first).partition_by("method", maintain_order=True,
+                                                                as_dict=True)
+        theirs = g.filter(pl.col("regime") == second).partition_by(
+            "method", maintain_order=True, as_dict=True)
+        for (mine,), a in ours.items():
+            for (other,), b_rows in theirs.items():
+                both = pairs(a, b_rows)
+                n, b, c = discordant(both)
+                rows.append({"model": g["model"][0], "reference": g["reference"][0],
+                             first: mine, second: other, "n": n,
+                             f"{first}_score": both["score_a"].mean() if n else None,
+                             f"{second}_score": both["score_b"].mean() if n else None,
+                             "b": b, "c": c})
+    _adjust(rows, lambda r: (r["reference"],), alpha)
+    return pl.DataFrame(rows, schema=schema)
+
+
+def versus_rows(ep: pl.DataFrame) -> pl.DataFrame:
+    """The rows of regimes paired with another (`Regime.versus`: formalize), which stand in
+    the main table beside the offline and online rows."""
+    from planaudit.regime import regimes
+
+    names = [n for n, r in regimes().items() if r.versus]
+    if "regime" not in ep.columns or not names:
+        return ep.clear()
+    return ep.filter(pl.col("regime").is_in(names))
+
+
+def versus_tables(ep: pl.DataFrame, alpha: float) -> dict[str, pl.DataFrame]:
+    """`<name>_vs_<versus>` for every regime paired with another, on undisguised tasks."""
+    from planaudit.analysis.outputs import versus_names
+    from planaudit.regime import regimes
+
+    rows = undisguised(ep) if "regime" in ep.columns else ep
+    return {table: versus_table(rows, name, r.versus, alpha)
+            for name, r in regimes().items() for table in versus_names(r)}
+
+
 POWER = {"table": pl.String, "regime": pl.String, "reference": pl.Boolean, "n_tasks": pl.Int64,
          "comparisons": pl.Int64, "alpha": pl.Float64, "discordant_pairs": pl.Int64,
          "p": pl.Float64, "min_difference_pp": pl.Float64}
@@ -608,6 +658,9 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     acpbench = acpbench_table(ep, seed, n_resamples)
     everything, ep = ep, main_rows(ep)
     beside = undisguised(beside_rows(everything))
+    paired = undisguised(versus_rows(everything))
+    shown = pl.concat([f for f in (beside, paired) if f.height], how="diagonal_relaxed") \
+        if beside.height or paired.height else beside
 
     from planaudit.analysis.compliance import build as compliance_tables
 
@@ -620,7 +673,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     calibrator = calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed,
                                   n_resamples, alpha)
     return {
-        "main": main_table(pl.concat([ep, beside], how="diagonal_relaxed") if beside.height
+        "main": main_table(pl.concat([ep, shown], how="diagonal_relaxed") if shown.height
                            else ep, seed, n_resamples),
         "same_tasks": same_tasks_table(ep, beside, seed, n_resamples),
         "comparisons": comparisons,
@@ -636,6 +689,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "disguise": disguise,
         "calibrator": calibrator,
         **regime_tables(everything, seed, n_resamples),
+        **versus_tables(everything, alpha),
     }
 
 

@@ -17,14 +17,16 @@ are equivalent, since no plan can tell them apart.
 
 The product can be as large as the product of both state spaces, so the search stops at
 `max_pairs` state pairs or `max_seconds` of CPU; past either the verdict is `undecided`,
-naming the bound, never a guess.
+naming the bound, never a guess, unless a known sequence (the hidden optimal plan, the
+route's plan: `probes`) walked in both tells them apart: then `different` with that
+sequence as a witness, the bound still named, since it is not proven the shortest.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from planaudit.formal.ground import Task
@@ -86,6 +88,9 @@ class Equivalence:
         if self.verdict == UNDECIDED:
             return f"undecided: the bound of {self.bound} was reached ({self.pairs} pairs)"
         assert self.difference is not None
+        if self.bound:
+            return (f"different: {self.difference.words()} (found past the bound of "
+                    f"{self.bound}: a distinguishing sequence, not proven the shortest)")
         return f"different: {self.difference.words()}"
 
     def to_json(self) -> dict:
@@ -113,11 +118,37 @@ class _System:
         return out
 
 
+def probe(h: _System, m: _System, sequence: Sequence[str]) -> Difference | None:
+    """Where one sequence of actions (in the hidden model's names) tells the systems apart,
+    walked in both at once: the first state where one calls it a plan and the other does
+    not, or the first action only one allows; None where they agree on all of it (or
+    neither allows its next action)."""
+    hs, ms = h.task.init, m.task.init
+    for i in range(len(sequence) + 1):
+        h_goal, m_goal = h.task.goal_holds(hs), m.task.goal_holds(ms)
+        if h_goal != m_goal:
+            return Difference(tuple(sequence[:i]), "plan", h_goal)
+        if i == len(sequence):
+            return None
+        h_moves, m_moves = h.moves(hs), m.moves(ms)
+        name = sequence[i]
+        if (name in h_moves) != (name in m_moves):
+            return Difference(tuple(sequence[:i]), "allowed", name in h_moves, name)
+        if name not in h_moves:
+            return None
+        hs, ms = h_moves[name], m_moves[name]
+    return None
+
+
 def compare(hidden: Task, model: Task, rename: Callable[[str], str] | None = None,
-            max_pairs: int = MAX_PAIRS, max_seconds: float = MAX_SECONDS) -> Equivalence:
+            max_pairs: int = MAX_PAIRS, max_seconds: float = MAX_SECONDS,
+            probes: Sequence[Sequence[str]] = ()) -> Equivalence:
     """Decide equivalence of `model` with `hidden` on their reachable product (see the
     module's docstring); `rename` reads the model's operator names as the hidden model's
-    (None: the same names)."""
+    (None: the same names). Where the search meets its bound, each of `probes` (action
+    sequences in the hidden model's names: its optimal plan, the route's plan) is walked
+    in both: one that tells them apart decides `different` with that sequence, which is
+    then a witness, not proven the shortest (the bound stays named); else `undecided`."""
     clock = time.process_time()
     h, m = _System(hidden, None), _System(model, rename)
     start = (hidden.init, model.init)
@@ -132,6 +163,9 @@ def compare(hidden: Task, model: Task, rename: Callable[[str], str] | None = Non
         return tuple(reversed(names))
 
     def done(verdict: str, difference: Difference | None = None, bound: str | None = None):
+        if verdict == UNDECIDED:  # a known sequence may still tell them apart
+            difference = next(filter(None, (probe(h, m, p) for p in probes)), None)
+            verdict = DIFFERENT if difference else UNDECIDED
         return Equivalence(verdict, len(parent), time.process_time() - clock, difference, bound)
 
     popped = 0

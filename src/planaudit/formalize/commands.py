@@ -13,9 +13,14 @@ from planaudit.formal import equivalence
 GOOD = ("success", "detected")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    f = sub.add_parser("formalize", help="judge PDDL that a model wrote against the hidden model")
+def add_parser(sub: argparse._SubParsersAction, config_arg) -> None:
+    """`planaudit formalize judge` and the regime's `planaudit formalize shard`."""
+    from planaudit.regime import get
+    from planaudit.shard import add_shard
+
+    f = sub.add_parser("formalize", help=get("formalize").help)
     fsub = f.add_subparsers(dest="formalize_command", required=True)
+    add_shard(fsub, "formalize", config_arg)
     j = fsub.add_parser(
         "judge", help="parse, check, prove, plan on and compare a model's domain and problem "
                       "with the hidden ones (exit 0: equivalent and the route's answer right; "

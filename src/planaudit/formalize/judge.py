@@ -147,8 +147,12 @@ def judge(hidden_domain: str | Path, hidden_problem: str | Path, domain: str | P
         j.equivalence = equivalence.Equivalence(equivalence.EQUIVALENT, 0, 0.0, identical=True)
         route = truth
     else:
-        j.equivalence = equivalence.compare(hidden, model, rename, max_pairs, max_seconds)
         route = solve(str(domain), str(problem), limits)
+        # sequences that may tell the systems apart where the search meets its bound
+        probes = [p for p in (truth.get("plan"), [rename(a) if rename else a for a in
+                                                  route.get("plan") or []]) if p]
+        j.equivalence = equivalence.compare(hidden, model, rename, max_pairs, max_seconds,
+                                            probes)
     j.solvable = route["solvable"]
     own = route["methods"].get("own", {}).get("status", "limit")
     j.route_status = "solved" if route["solvable"] else "unsolvable" if route["solvable"] is False \

@@ -9,25 +9,30 @@ contract (`contract.extract_pddl`), and judges them (`judge.py`). Methods:
   model writes the problem file;
 - `domain-and-problem` (Huang and Zhang's): the brief only; the model writes both files,
   naming actions and objects as the brief does;
-- either with `rounds: N` (the `feedback` method's parameter): after a judgement, up to N
-  more calls, each told only what a user's own tools would say of the files
+- `feedback`: one of the two (its parameter `of`) with up to `rounds` more calls after a
+  judgement, each told only what a user's own tools would say of the files
   (`judge.feedback`), never anything of the hidden model.
 
-Not yet a registered regime (issue 46): no jobs, rows schema, tables or report section.
+The row's columns are the judge's checks (`row.yaml`) and the columns every regime shares:
+the outcome, executability and first failure are the route's plan's on the hidden model.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
+from planaudit import __version__
 from planaudit.contract import extract_pddl
+from planaudit.formal import equivalence as eqv
 from planaudit.formal.truth import Limits
 from planaudit.formalize.judge import Judgement, feedback, judge
 from planaudit.llm.client import price_source, total_cost
 
 METHODS = ("problem", "domain-and-problem")
+FAULTY_REFERENCES = ("reference/flawed", "reference/responsive")
 NEEDS = {"problem": ("problem",), "domain-and-problem": ("domain", "problem")}
 
 ASK = {
@@ -65,26 +70,71 @@ def _files(method: str, texts: dict[str, str], hidden_domain: str, folder: Path)
     return domain, problem
 
 
+def limits_of(params: dict) -> tuple[Limits, dict]:
+    """The planner's limits on the model's files and the equivalence check's bound, from
+    the section's `planner` and `equivalence` (their schema's defaults where absent)."""
+    planner = params.get("planner") or {}
+    limits = Limits(bfs_states=int(planner.get("bfs_states", 300_000)),
+                    astar_seconds=float(planner.get("astar_seconds", 20.0)),
+                    external_seconds=float(planner.get("external_seconds", 60.0)),
+                    external=bool(planner.get("external", True)))
+    bound = params.get("equivalence") or {}
+    return limits, {"max_pairs": int(bound.get("max_pairs", eqv.MAX_PAIRS)),
+                    "max_seconds": float(bound.get("max_seconds", eqv.MAX_SECONDS))}
+
+
+def faulty(j: Judgement | None) -> bool | None:
+    """Whether a judgement finds the files unlike the hidden model (None: no files were
+    read, or the check was undecided)."""
+    if j is None:
+        return None
+    if not j.well_formed:
+        return True
+    verdict = j.equivalence.verdict if j.equivalence else None
+    return None if verdict in (None, eqv.UNDECIDED) else verdict == eqv.DIFFERENT
+
+
+def fault_seeded(model: str, folder: Path, task_name: str, method: str,
+                 reference_meta: dict | None) -> str | None:
+    """The kind of fault a flawed or responsive reference formalizer's first answer holds,
+    from the seeded draw on the hidden files (reference/formalizer.written), not from the
+    judge: the expected count of the positive control ("none": no fault; None: not such
+    a model)."""
+    if model not in FAULTY_REFERENCES:
+        return None
+    from planaudit.reference.formalizer import written
+
+    meta = {"task_dir": str(folder), "task": task_name, "method": method, "sample": 0,
+            **(reference_meta or {})}
+    _, fault = written(meta)
+    return fault.kind if fault else "none"
+
+
 async def run_episode(client, method: str, params: dict, folder: Path, *, task_name: str,
-                      limits: Limits | None = None,
-                      reference_meta: dict | None = None) -> tuple[dict, list[dict]]:
+                      limits: Limits | None = None, reference_meta: dict | None = None,
+                      config_hash: str = "", tier: str = "") -> tuple[dict, list[dict]]:
     """The row and the transcript of one episode of `method` on the task in `folder`;
     `reference_meta` (a reference formalizer's fault rates and seed) goes with each call."""
     brief = json.loads((folder / "brief.json").read_text())
     truth = json.loads((folder / "truth.json").read_text())
     hidden_domain = (folder / "domain.pddl").read_text()
-    limits = limits or Limits(external=bool(params.get("external", True)))
-    rounds = int(params.get("rounds", 0))
-    history = messages(method, brief, hidden_domain)
+    planner, bound = limits_of(params)
+    limits = limits or planner
+    if method == "feedback":
+        base, rounds = str(params.get("of", "problem")), int(params.get("rounds", 3))
+    else:
+        base, rounds = method, int(params.get("rounds", 0))
+    history = messages(base, brief, hidden_domain)
     transcript: list[dict] = []
     calls = []
     j: Judgement | None = None
+    first: Judgement | None = None
     reason = error = None
     for round_ in range(rounds + 1):
         call = await client.complete(history, temperature=float(params.get("temperature", 0.0)),
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      metadata={"task_dir": str(folder), "task": task_name,
-                                               "purpose": "formalize", "method": method,
+                                               "purpose": "formalize", "method": base,
                                                "round": round_, **(reference_meta or {})})
         calls.append(call)
         transcript.append({"purpose": "formalize", "round": round_, "messages": list(history),
@@ -92,46 +142,90 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
         if call.error is not None:
             error = call.error
             break
-        files = extract_pddl(call.content, NEEDS[method])
+        files = extract_pddl(call.content, NEEDS[base])
         if files.kind == "malformed":
             j, reason = None, files.reason
             said = f"Your answer breaks the output format: {files.reason}."
         else:
-            with tempfile.TemporaryDirectory(prefix="formalize-") as tmp:
-                domain, problem = _files(method, files.texts, hidden_domain, Path(tmp))
-                j = judge(folder / "domain.pddl", folder / "problem.pddl", domain, problem,
-                          truth=truth, limits=limits)
+            # on the event loop, not in a thread: Fast Downward's driver runs in a scratch
+            # folder it changes into (formal/external.py), which would move every relative
+            # path of the episodes in flight
+            j = _judge(base, files.texts, hidden_domain, folder, truth, limits, bound)
             reason = None
             said = feedback(j)
+        if round_ == 0:
+            first = j
         transcript[-1]["judgement"] = j.to_json() if j else {"outcome": "malformed",
                                                              "contract_breach": reason}
         if said is None or round_ == rounds:
             break
         history = [*history, {"role": "assistant", "content": call.content or ""},
                    {"role": "user", "content": said + " Answer again in the same form."}]
+    row = _row(client, method, task_name, truth, j, error, reason, calls)
+    row.update(first_faulty=faulty(first) if calls and calls[0].error is None else None,
+               fault_seeded=fault_seeded(client.cfg.model, folder, task_name, base,
+                                         reference_meta),
+               model_tier=tier or client.cfg.tier, config_hash=config_hash,
+               code_version=__version__)
+    transcript.append({"ending": row["outcome"], "outcome": row["outcome"], "error": error})
+    return row, transcript
+
+
+def _judge(base: str, texts: dict[str, str], hidden_domain: str, folder: Path, truth: dict,
+           limits: Limits, bound: dict) -> Judgement:
+    with tempfile.TemporaryDirectory(prefix="formalize-") as tmp:
+        domain, problem = _files(base, texts, hidden_domain, Path(tmp))
+        return judge(folder / "domain.pddl", folder / "problem.pddl", domain, problem,
+                     truth=truth, limits=limits, **bound)
+
+
+def _row(client, method: str, task_name: str, truth: dict, j: Judgement | None,
+         error: str | None, reason: str | None, calls: list) -> dict:
+    """The columns of the episode's judgement (the final answer's) and its calls."""
     domain_name, task = task_name.split("/")
     eq = j.equivalence if j else None
+    verdict = j.verdict if j else None
+    failure = verdict["failure"] if verdict else None
+    outcome = "error" if error else (j.outcome if j else "malformed")
+    plan_length = len(j.plan) if j and j.plan is not None else None
+    if j is not None and not j.well_formed:
+        kind, detail = "unreadable", j.error
+    elif failure is not None:
+        kind = failure["kind"]
+        detail = re.sub(r"^step \d+ \([^()]*\): ", "", failure["detail"])
+        if failure["unsatisfied"]:
+            detail += "; unsatisfied: " + " ".join(failure["unsatisfied"])
+    else:
+        kind = detail = None
     row = {
         "regime": "formalize", "model": client.cfg.name, "method": method,
         "reference": client.cfg.model.startswith("reference/"),
         "domain": domain_name, "task": task, "solvable": bool(truth["solvable"]),
         "optimal_length": truth.get("optimal_length"),
-        "outcome": "error" if error else (j.outcome if j else "malformed"),
-        "contract_breach": reason, "parses": j.parses if j else None,
+        "outcome": outcome, "contract_breach": reason, "parses": j.parses if j else None,
         "well_formed": j.well_formed if j else None, "read_error": j.error if j else None,
         "model_task_solvable": j.solvable if j else None,
         "route_status": j.route_status if j else None,
-        "plan_length": len(j.plan) if j and j.plan is not None else None,
+        "executable": verdict["executable"] if verdict else None,
+        "plan_length": plan_length,
+        "first_failure_step": failure["step"] if failure else None,
+        "first_failure_kind": kind,
+        "first_failure_action": failure["action"] if failure else None,
+        "first_failure_detail": detail,
         "equivalence": eq.verdict if eq else None,
         "distinguishing": " ".join(eq.difference.sequence) if eq and eq.difference else None,
         "distinguishing_words": eq.difference.words() if eq and eq.difference else None,
         "equivalence_pairs": eq.pairs if eq else None,
         "equivalence_bound": eq.bound if eq else None,
         "rounds": len(calls), "error": error,
+        "truncated": bool(calls) and bool(calls[-1].truncated),
         "n_calls": len(calls), "input_tokens": sum(c.input_tokens for c in calls),
         "output_tokens": sum(c.output_tokens for c in calls), "cost_usd": total_cost(calls),
-        "price_source": price_source(calls),
+        "price_source": price_source(calls), "latency_s": sum(c.latency_s for c in calls),
+        "cache_hits": sum(bool(c.cache_hit) for c in calls),
     }
-    row["success"] = row["outcome"] == "success"
-    row["detected"] = row["outcome"] == "detected"
-    return row, transcript
+    row["success"] = outcome == "success"
+    row["detected"] = outcome == "detected"
+    row["efficiency"] = (truth["optimal_length"] / plan_length
+                         if row["success"] and plan_length else None)
+    return row

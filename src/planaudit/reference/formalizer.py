@@ -207,34 +207,68 @@ def _fenced(*texts: str) -> str:
     return "\n".join(f"```pddl\n{t.strip()}\n```" for t in texts)
 
 
-def reply(variant: str, meta: dict) -> str:
-    """A reference formalizer's answer to a `formalize` call: the files its method asks
-    for (`meta["method"]`: the problem, or the domain and the problem) in fenced blocks.
-    The flawed formalizer draws each kind of `meta["faults"]` (kind -> rate) in the order
-    of KINDS, seeded by the task and the sample, and seeds every kind drawn that the task
-    offers a place for; the method's own file kinds only (no domain fault where the model
-    writes the problem alone)."""
+def rate_key(kind: str) -> str:
+    """A kind's key among a model entry's `faults` (`init-dropped` -> `init_dropped`)."""
+    return kind.replace("-", "_")
+
+
+def written(meta: dict) -> tuple[dict[str, str], Fault | None]:
+    """The files a flawed or responsive formalizer writes first (`meta["method"]`: the
+    problem, or the domain and the problem; kind -> text) and the fault placed in them.
+
+    Kinds are drawn in the order of KINDS, each at its rate in `meta["faults"]`, seeded by
+    the task and the sample; the first drawn that the task offers a place for is placed
+    and the draw stops: at most one fault an episode, so a fault the judge finds is found
+    for its own kind, and two faults never cancel out. Domain kinds only where the model
+    writes the domain. This is the expected count's source, computed from the hidden
+    files alone, apart from the judge (`formalize.run` records it in `fault_seeded`)."""
     from planaudit.formal import write
     from planaudit.formal.load import load_task
 
     folder = Path(meta["task_dir"])
     kinds = ("domain", "problem") if meta.get("method") == "domain-and-problem" else ("problem",)
-    hidden = {k: (folder / f"{k}.pddl").read_text() for k in kinds}
-    if variant == "oracle":
-        return _fenced(*hidden.values())
-    if variant != "flawed":
-        raise ValueError(f"no reference formalizer named {variant!r} (oracle, flawed)")
     task = load_task(folder / "domain.pddl", folder / "problem.pddl")
     truth = json.loads((folder / "truth.json").read_text())
     rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
-    rates = meta.get("faults", {})
-    domain, problem = task.domain, task.problem
+    rates = meta.get("faults") or {}
+    fault = None
     for kind in KINDS:
         if kind in DOMAIN_KINDS and "domain" not in kinds:
             continue
-        if rng.random() < float(rates.get(kind, 0.0)):
-            placed = seed(kind, domain, problem, truth.get("plan"), rng)
+        if rng.random() < float(rates.get(rate_key(kind), 0.0)):
+            placed = seed(kind, task.domain, task.problem, truth.get("plan"), rng)
             if placed is not None:
-                domain, problem, _ = placed
-    files = {"domain": write.domain(domain), "problem": write.problem(problem)}
-    return _fenced(*(files[k] for k in kinds))
+                domain, problem, fault = placed
+                files = {"domain": write.domain(domain), "problem": write.problem(problem)}
+                return {k: files[k] for k in kinds}, fault
+    return {k: (folder / f"{k}.pddl").read_text() for k in kinds}, fault
+
+
+def repaired(meta: dict) -> bool:
+    """Whether the responsive formalizer writes its files again without the fault in this
+    round (`meta["round"]` >= 1: it was told what the user's tools said), at its
+    `responses.repair` rate, one seeded draw per round."""
+    rate = float((meta.get("responses") or {}).get("repair", 0.0))
+    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}"
+                        f":repair:{meta.get('round', 0)}")
+    return rng.random() < rate
+
+
+def reply(variant: str, meta: dict) -> str:
+    """A reference formalizer's answer to a `formalize` call: the files its method asks
+    for in fenced blocks. The oracle writes the hidden files; the flawed formalizer the
+    files of `written`, in every round alike; the responsive one the same, except that
+    in a round after feedback it repairs them (the hidden files) at its `repair` rate,
+    and once repaired stays so."""
+    folder = Path(meta["task_dir"])
+    kinds = ("domain", "problem") if meta.get("method") == "domain-and-problem" else ("problem",)
+    hidden = {k: (folder / f"{k}.pddl").read_text() for k in kinds}
+    if variant == "oracle":
+        return _fenced(*hidden.values())
+    if variant not in ("flawed", "responsive"):
+        raise ValueError(f"no reference formalizer named {variant!r} (oracle, flawed, responsive)")
+    if variant == "responsive" and any(repaired({**meta, "round": r})
+                                       for r in range(1, int(meta.get("round", 0)) + 1)):
+        return _fenced(*hidden.values())
+    files, _ = written(meta)
+    return _fenced(*files.values())

@@ -398,6 +398,10 @@ def reply(meta: dict, messages: list[dict]) -> str:
         from planaudit.reference.answers import acpbench_answer
 
         return acpbench_answer("flawed", meta)
+    if purpose == "formalize":  # its mechanism: feedback on its files, `responses.repair`
+        from planaudit.reference.formalizer import reply as formalized
+
+        return formalized("responsive", meta)
     cal = calibrator(meta)
     if purpose == "critique":
         return critique(cal, messages)
