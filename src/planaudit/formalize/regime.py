@@ -122,11 +122,15 @@ def _report(frame, config, tables, figures, out) -> str:
     return section(frame, config, tables, figures, out)
 
 
-def _caption() -> str:
-    from planaudit.formalize.report import CAPTION
-
-    return CAPTION
-
+CAPTION = ("Planner or formalizer? Per model (a panel each), the score (a valid plan on a "
+           "solvable task, UNSOLVABLE on an unsolvable one) of each offline strategy (grey: "
+           "the model plans) and of each formalize method (blue: the model writes the PDDL "
+           "and a planner plans on it), with 95% Wilson intervals over tasks; the open "
+           "diamond on a formalize row is the share of episodes whose files are equivalent "
+           "to the hidden model (the route can succeed on files that are not). The tasks the "
+           "formalize section posed, undisguised, error episodes left out; the paired tests "
+           "are in the formalize_vs_offline table. Reference models are calibrators with "
+           "privileged access, not LLMs.")
 
 register(Regime(
     schema=section_schema(__file__),
@@ -136,8 +140,5 @@ register(Regime(
     add_parser=_add_parser, estimate=estimate, episode=episode, rank=4, batch=False,
     choices=("methods",), waves=waves, versus="offline",
     tables={"formalize": _table, "formalize_faults": _faults},
-    drawings={"formalize": Drawing(
-        "Planner or formalizer? Each model's score as a planner (offline strategies) beside "
-        "its score as a formalizer (formalize methods), with the share of equivalent files",
-        _draw)},
+    drawings={"formalize": Drawing(CAPTION, _draw)},
     report=_report))
