@@ -175,8 +175,12 @@ def _judge(base: str, texts: dict[str, str], hidden_domain: str, folder: Path, t
            limits: Limits, bound: dict) -> Judgement:
     with tempfile.TemporaryDirectory(prefix="formalize-") as tmp:
         domain, problem = _files(base, texts, hidden_domain, Path(tmp))
-        return judge(folder / "domain.pddl", folder / "problem.pddl", domain, problem,
-                     truth=truth, limits=limits, **bound)
+        j = judge(folder / "domain.pddl", folder / "problem.pddl", domain, problem,
+                  truth=truth, limits=limits, **bound)
+    if j.error:  # the files as the model knows them (domain.pddl:3), not a scratch path:
+        # the error goes into the next round's prompt, and with it into the cache key
+        j.error = j.error.replace(f"{tmp}/", "")
+    return j
 
 
 def _row(client, method: str, task_name: str, truth: dict, j: Judgement | None,
