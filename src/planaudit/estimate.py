@@ -101,20 +101,21 @@ def _usd(cfg, tin: int, tout: int) -> float:
 
 
 def render(rows: list[Estimate]) -> str:
-    head = f"{'model':<24} {'regime':<8} {'method':<22} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
+    head = f"{'model':<24} {'regime':<10} {'method':<22} {'tasks':>5} {'calls':>8} {'input tok':>12} " \
            f"{'output tok':>11} {'USD':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
         batch = "" if r.batch_rate is None else f"  batch x{r.batch_rate:g}, {waves(r)}"
-        lines.append(f"{r.model:<24} {r.regime:<8} {r.method:<22} {r.tasks:>5} {r.calls:>8} "
+        lines.append(f"{r.model:<24} {r.regime:<10} {r.method:<22} {r.tasks:>5} {r.calls:>8} "
                      f"{r.input_tokens:>12,} {r.output_tokens:>11,} {r.usd:>10.2f}{batch}")
     total = sum(r.usd for r in rows)
     lines += ["-" * len(head),
-              f"{'total':<56} {sum(r.calls for r in rows):>14} "
+              f"{'total':<58} {sum(r.calls for r in rows):>14} "
               f"{sum(r.input_tokens for r in rows):>12,} "
               f"{sum(r.output_tokens for r in rows):>11,} {total:>10.2f}",
               "(offline: upper bound for self-refine, modulo and tot, every round assumed to run; "
-              "online: lower bound, the oracle's path; reference models cost nothing and are "
+              "formalize: upper bound for feedback, every round taken; online: lower bound, "
+              "the oracle's path; reference models cost nothing and are "
               "not LLMs)"]
     if any(r.batch_rate is not None for r in rows):
         lines.append("(batch xR: sent as provider batches, priced at R times the model's price; "
