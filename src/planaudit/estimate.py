@@ -39,7 +39,7 @@ from planaudit.llm.batch import Batching
 from planaudit.regime import regimes
 
 DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
-                         "act": 150, "critic": 100, "reflect": 80}
+                         "act": 150, "critic": 100, "reflect": 80, "formalize": 1000}
 
 
 @dataclass

@@ -110,9 +110,10 @@ TABLE_CAPTIONS = {
                         "those the judge found unlike the hidden model (found); none: answers "
                         "seeded with no fault, found counting false alarms; repaired: final "
                         "answers equivalent after feedback; all_found: the control holds.",
-    "formalize_vs_offline": "Planner or formalizer? Per model, each formalize method against "
-                            "each offline strategy of the same model on the tasks both "
-                            "answered (undisguised): scores over the paired tasks, b counting "
+    "formalize_vs_offline": "Planner or formalizer? Per model and disguise, each formalize "
+                            "method against each offline strategy of the same model on the "
+                            "tasks both answered under the same names: scores over the paired "
+                            "tasks, b counting "
                             "tasks only the formalizer got right, c only the planner; exact "
                             "McNemar, Holm over the table, reference models apart.",
     "per_domain": "Success, executability, detection and score pooled per regime, model and "

@@ -256,17 +256,21 @@ def online_vs_offline_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFra
 
 
 def versus_table(ep: pl.DataFrame, first: str, second: str, alpha: float = 0.05) -> pl.DataFrame:
-    """Per model, every method of the regime `first` against every method of `second` on
-    the tasks both answered (formalize against offline: planner or formalizer?): scores
-    over the paired tasks, b counting tasks only `first` got right, c only `second`; exact
-    McNemar, Holm over the table's rows, reference models apart."""
-    schema = {"model": pl.String, "reference": pl.Boolean, first: pl.String, second: pl.String,
-              "n": pl.Int64, f"{first}_score": pl.Float64, f"{second}_score": pl.Float64,
-              "b": pl.Int64, "c": pl.Int64, "p": pl.Float64, "p_adj": pl.Float64,
-              "significant": pl.Boolean}
+    """Per model and disguise, every method of the regime `first` against every method of
+    `second` on the tasks both answered under the same names (formalize against offline:
+    planner or formalizer?): scores over the paired tasks, b counting tasks only `first`
+    got right, c only `second`; exact McNemar, Holm over the table's rows, reference
+    models apart."""
+    schema = {"model": pl.String, "reference": pl.Boolean, "disguise": pl.String,
+              first: pl.String, second: pl.String, "n": pl.Int64, f"{first}_score": pl.Float64,
+              f"{second}_score": pl.Float64, "b": pl.Int64, "c": pl.Int64, "p": pl.Float64,
+              "p_adj": pl.Float64, "significant": pl.Boolean}
+    if "disguise" not in ep.columns:
+        ep = ep.with_columns(disguise=pl.lit("none"))
+    ep = ep.with_columns(pl.col("disguise").fill_null("none"))
     rows = []
-    for (_model,), g in _labelled(ep).partition_by("model", maintain_order=True,
-                                                   as_dict=True).items():
+    for (_model, disguise), g in _labelled(ep).partition_by(
+            ["model", "disguise"], maintain_order=True, as_dict=True).items():
         ours = g.filter(pl.col("regime") == first).partition_by("method", maintain_order=True,
                                                                 as_dict=True)
         theirs = g.filter(pl.col("regime") == second).partition_by(
@@ -276,7 +280,7 @@ def versus_table(ep: pl.DataFrame, first: str, second: str, alpha: float = 0.05)
                 both = pairs(a, b_rows)
                 n, b, c = discordant(both)
                 rows.append({"model": g["model"][0], "reference": g["reference"][0],
-                             first: mine, second: other, "n": n,
+                             "disguise": disguise, first: mine, second: other, "n": n,
                              f"{first}_score": both["score_a"].mean() if n else None,
                              f"{second}_score": both["score_b"].mean() if n else None,
                              "b": b, "c": c})
@@ -296,12 +300,11 @@ def versus_rows(ep: pl.DataFrame) -> pl.DataFrame:
 
 
 def versus_tables(ep: pl.DataFrame, alpha: float) -> dict[str, pl.DataFrame]:
-    """`<name>_vs_<versus>` for every regime paired with another, on undisguised tasks."""
+    """`<name>_vs_<versus>` for every regime paired with another, each disguise apart."""
     from planaudit.analysis.outputs import versus_names
     from planaudit.regime import regimes
 
-    rows = undisguised(ep) if "regime" in ep.columns else ep
-    return {table: versus_table(rows, name, r.versus, alpha)
+    return {table: versus_table(ep, name, r.versus, alpha)
             for name, r in regimes().items() for table in versus_names(r)}
 
 

@@ -60,7 +60,7 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
                if only is None or f.name.partition("@")[0] in only]
     if not folders:
         raise FileNotFoundError(f"{suite_dir}: no briefs yet (run `snakemake suite` first)")
-    out = int(out_tokens.get("final", 400))
+    out = int(out_tokens.get("formalize", out_tokens.get("final", 1000)))
     reply = "step " * out
     rows = []
     for method in methods:

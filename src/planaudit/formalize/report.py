@@ -95,12 +95,14 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
         said = []
         rows = pl.read_csv(versus).filter(pl.col("n") > 0)
         # per model and formalize method, the offline strategy that did best on the pairs
-        for g in rows.partition_by(["model", "formalize"], maintain_order=True):
+        for g in rows.partition_by(["model", "disguise", "formalize"], maintain_order=True):
             r = g.sort("offline_score", descending=True, maintain_order=True).row(0, named=True)
             ahead = ("the formalizer" if r["b"] > r["c"] else "the planner"
                      if r["c"] > r["b"] else "neither")
             decided = "significant" if r["significant"] else "not significant"
-            said.append(f"<li>{e(str(r['model']))}: formalize <i>{e(str(r['formalize']))}</i> "
+            named = "" if r["disguise"] == "none" else f", disguise {e(str(r['disguise']))}"
+            said.append(f"<li>{e(str(r['model']))}{named}: formalize "
+                        f"<i>{e(str(r['formalize']))}</i> "
                         f"{100 * r['formalize_score']:.1f}% against its best offline strategy, "
                         f"<i>{e(str(r['offline']))}</i>, {100 * r['offline_score']:.1f}% on "
                         f"{r['n']} paired tasks: {r['b']} right only as a formalizer, "
