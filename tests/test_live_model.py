@@ -40,15 +40,16 @@ SCRIPT = ROOT / "local" / "server.sh"
 MODEL = "smollm2"
 BUDGET = 5
 OFFLINE_CAP = 48  # tokens
-# ARCHITECTURE.md, "Outcomes"; wrong-answer is the curriculum's, budget-exhausted online's
+# ARCHITECTURE.md, "Outcomes"; wrong-answer is the curriculum's, budget-exhausted online's (and
+# formalize's: the planner on the files past its limits)
 OUTCOMES = {"success", "detected", "goal-not-reached", "inapplicable-action", "malformed",
             "false-abstention", "missed-unsolvable", "budget-exhausted", "wrong-answer", "error"}
-ONLY = {"wrong-answer": ("curriculum", "acpbench"), "budget-exhausted": ("online",)}
+ONLY = {"wrong-answer": ("curriculum", "acpbench"), "budget-exhausted": ("online", "formalize")}
 # the call whose reply decides the row: offline the last final answer, online the actor's
 # last turn, curriculum and acpbench their one call (critiques, critics and reflections only
 # advise)
 DECIDING = {"offline": ("final",), "online": ("act", "final"), "curriculum": ("curriculum",),
-            "acpbench": ("acpbench",)}
+            "acpbench": ("acpbench",), "formalize": ("formalize",)}
 
 
 def _unavailable(reason: str):
@@ -149,6 +150,8 @@ def run(server, tmp_path_factory):
     cfg["curriculum"].update(tests=["t1"], max_tokens=256)
     cfg["acpbench"].update(domains=["blocksworld"], types=["app", "nexta"], forms=["bool", "gen"],
                            max_tokens=256)
+    # the model writes the problem file; a planner and the hidden model judge it
+    cfg["formalize"].update(methods=["problem"], max_tokens=256, tasks=["p01", "p09"])
     path = tmp / "live.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
@@ -196,7 +199,7 @@ def test_every_job_ends_and_rows_pass_the_schema(run):
     validator = Draft202012Validator(load_schema(default_schema()))
     shards = sorted((results / "episodes").rglob("*.parquet"))
     assert {s.relative_to(results / "episodes").parts[0] for s in shards} == {
-        "offline", "online", "curriculum", "acpbench"}
+        "offline", "online", "curriculum", "acpbench", "formalize"}
     for shard in shards:
         check_shard(pl.read_parquet(shard), shard, validator)
     episodes = pl.read_parquet(results / "episodes.parquet")
