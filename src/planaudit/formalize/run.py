@@ -129,6 +129,7 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
     calls = []
     j: Judgement | None = None
     first: Judgement | None = None
+    judged: dict[tuple, Judgement] = {}  # the same files again: the same judgement
     reason = error = None
     for round_ in range(rounds + 1):
         call = await client.complete(history, temperature=float(params.get("temperature", 0.0)),
@@ -150,7 +151,11 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
             # on the event loop, not in a thread: Fast Downward's driver runs in a scratch
             # folder it changes into (formal/external.py), which would move every relative
             # path of the episodes in flight
-            j = _judge(base, files.texts, hidden_domain, folder, truth, limits, bound)
+            key = tuple(sorted(files.texts.items()))
+            if key not in judged:
+                judged[key] = _judge(base, files.texts, hidden_domain, folder, truth, limits,
+                                     bound)
+            j = judged[key]
             reason = None
             said = feedback(j)
         if round_ == 0:
