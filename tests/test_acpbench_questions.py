@@ -501,7 +501,8 @@ def test_acpbench_config_runs_acpbench_alone_and_the_paying_configs_never_do(tmp
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", dry.stdout.split("Job stats:")[1], re.M))
     assert {k: v for k, v in jobs.items() if k.startswith("acpbench_")} == {
         f"acpbench_{m}": "8" for m in ("oracle", "flawed", "responsive")}
-    assert not [k for k in jobs if k.split("_")[0] in ("offline", "online", "curriculum")]
+    assert not [k for k in jobs
+                if k.split("_")[0] in ("offline", "online", "curriculum", "formalize")]
 
 
 def test_each_models_transcripts_land_in_its_own_folder(tmp_path):
