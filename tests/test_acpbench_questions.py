@@ -430,7 +430,8 @@ def test_estimate_counts_one_call_per_question(suite, tmp_path):  # noqa: F811
     from planaudit.experiment import Experiment
 
     config = _config(tmp_path, domains=["gripper"], types=["app", "land"])
-    config.update(offline={"methods": []}, online={"methods": []}, curriculum={})
+    config.update(offline={"methods": []}, online={"methods": []}, curriculum={},
+                  formalize={"methods": []})
     rows = estimate(Experiment.from_dict(config), suite)
     assert [(r.model, r.regime, r.method, r.calls) for r in rows] == [
         (m, "acpbench", t, 6) for m in ("oracle", "flawed", "responsive") for t in ("app", "land")]

@@ -412,6 +412,7 @@ def test_estimate_counts_one_call_per_curriculum_case(suite):
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config.update(offline={"methods": []}, online={"methods": []}, acpbench={},
+                  formalize={"methods": []},
                   curriculum={"tests": ["t1", "t3"], "domains": ["gripper", "hospital"],
                               "instances": 2})
     rows = estimate(Experiment.from_dict(config), suite)

@@ -190,3 +190,27 @@ def test_a_clean_answer_of_the_flawed_formalizer_says_none_was_seeded(gripper, t
                                      limits=OWN, reference_meta={"faults": {}, "seed": 0}))
     assert row["fault_seeded"] == "none" and row["first_faulty"] is False
     assert row["equivalence"] == "equivalent" and row["equivalence_pairs"] == 0
+
+
+def test_the_estimate_counts_the_first_prompt_and_feedback_at_its_upper_bound(gripper, tmp_path):
+    from planaudit.experiment import Experiment
+    from planaudit.formalize.regime import estimate
+    from planaudit.llm.tokens import count_messages
+
+    suite = tmp_path / "suite"
+    shutil.copytree(gripper, suite / "gripper" / "p01")
+    exp = Experiment.from_dict({
+        "models": [{"name": "oracle", "model": "reference/oracle"}],
+        "formalize": {"methods": ["problem", "feedback"],
+                      "params": {"feedback": {"of": "domain-and-problem", "rounds": 2}}}})
+    rows = {r.method: r for r in estimate(exp, exp.model("oracle"), suite, {"formalize": 300},
+                                          count_messages)}
+    first = count_messages(messages("problem", json.loads((gripper / "brief.json").read_text()),
+                                    (gripper / "domain.pddl").read_text()))
+    assert (rows["problem"].calls, rows["problem"].input_tokens) == (1, first)
+    assert rows["problem"].output_tokens == 300
+    # feedback: three calls, each prompt the whole history so far (the brief only, no domain)
+    assert (rows["feedback"].calls, rows["feedback"].output_tokens) == (3, 900)
+    brief_only = count_messages(messages("domain-and-problem", json.loads(
+        (gripper / "brief.json").read_text()), ""))
+    assert rows["feedback"].waves == 3 and rows["feedback"].input_tokens > 3 * brief_only

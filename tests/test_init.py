@@ -108,7 +108,8 @@ def test_the_dry_run_lists_the_default_experiments_jobs(run):
     for m in models:
         expected |= {f"offline_{m}": len(config["offline"]["methods"]), f"online_{m}": online,
                      f"curriculum_{m}": len(config["curriculum"]["tests"]),
-                     f"acpbench_{m}": len(config["acpbench"]["types"])}
+                     f"acpbench_{m}": len(config["acpbench"]["types"]),
+                     f"formalize_{m}": len(config["formalize"]["methods"])}
     assert jobs == {**expected, "total": sum(expected.values())}
 
 

@@ -77,6 +77,8 @@ EXAMPLES = {
     "suite build": "planaudit suite build --domain gripper --suite-dir results/suite --obfuscate",
     "suite show": "planaudit suite show gripper/p03",
     "planbench show": "planaudit planbench show t6 gripper/p03",
+    "formalize shard": "planaudit formalize shard --model oracle --method problem --domain "
+                       "gripper --out 'rows/{domain}.parquet' --transcripts 'tr/{domain}'",
     "acpbench shard": "planaudit acpbench shard --model oracle --type land --out rows.parquet "
                       "--transcripts transcripts/",
     "acpbench show": "planaudit acpbench show land gripper/p03 --form bool",

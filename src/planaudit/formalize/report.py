@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from planaudit.formalize.regime import CAPTION
+from planaudit.formalize.caption import CAPTION
 from planaudit.formalize.tables import faults_table
 
 REFERENCE_SUFFIX = " (reference, not an LLM)"
