@@ -204,8 +204,8 @@ def test_every_job_ends_and_rows_pass_the_schema(run):
         check_shard(pl.read_parquet(shard), shard, validator)
     episodes = pl.read_parquet(results / "episodes.parquet")
     # direct and react on two tasks, t1 on one instance, app and nexta on one state of
-    # gripper/p01 as yes/no and generative questions
-    assert episodes.height == 2 + 2 + 1 + 2 * 2
+    # gripper/p01 as yes/no and generative questions, the problem file of two tasks
+    assert episodes.height == 2 + 2 + 1 + 2 * 2 + 2
     assert (results / "report" / "index.html").is_file()
 
 
