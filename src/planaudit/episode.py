@@ -75,8 +75,13 @@ def failure_detail(failure, extraction) -> str | None:
     did not hold (as `planaudit validate` names them)."""
     if failure is None:
         return f"output contract: {extraction.reason}" if extraction.kind == "malformed" else None
-    # the step and action have columns of their own
-    text = re.sub(r"^step \d+ \([^()]*\): ", "", failure.detail)
-    if failure.unsatisfied:
-        text += "; unsatisfied: " + " ".join(failure.unsatisfied)
+    return failure_text(failure.detail, failure.unsatisfied)
+
+
+def failure_text(detail: str, unsatisfied) -> str:
+    """A failure's detail without its step and action (they have columns of their own),
+    then the conditions that did not hold."""
+    text = re.sub(r"^step \d+ \([^()]*\): ", "", detail)
+    if unsatisfied:
+        text += "; unsatisfied: " + " ".join(unsatisfied)
     return text

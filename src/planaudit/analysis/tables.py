@@ -60,9 +60,21 @@ def main_rows(ep: pl.DataFrame) -> pl.DataFrame:
 def beside_rows(ep: pl.DataFrame) -> pl.DataFrame:
     """The rows of regimes that stand beside the models in the main table (`Regime.beside`:
     people on the same tasks)."""
+    return _rows_of(ep, lambda r: r.beside)
+
+
+def versus_rows(ep: pl.DataFrame) -> pl.DataFrame:
+    """The rows of regimes paired with another (`Regime.versus`: formalize), which stand in
+    the main table beside the offline and online rows."""
+    return _rows_of(ep, lambda r: bool(r.versus))
+
+
+def _rows_of(ep: pl.DataFrame, chosen: Callable) -> pl.DataFrame:
+    """The rows of the registered regimes `chosen(regime)` picks (none without a regime
+    column)."""
     from planaudit.regime import regimes
 
-    names = [n for n, r in regimes().items() if r.beside]
+    names = [n for n, r in regimes().items() if chosen(r)]
     if "regime" not in ep.columns or not names:
         return ep.clear()
     return ep.filter(pl.col("regime").is_in(names))
@@ -286,17 +298,6 @@ def versus_table(ep: pl.DataFrame, first: str, second: str, alpha: float = 0.05)
                              "b": b, "c": c})
     _adjust(rows, lambda r: (r["reference"],), alpha)
     return pl.DataFrame(rows, schema=schema)
-
-
-def versus_rows(ep: pl.DataFrame) -> pl.DataFrame:
-    """The rows of regimes paired with another (`Regime.versus`: formalize), which stand in
-    the main table beside the offline and online rows."""
-    from planaudit.regime import regimes
-
-    names = [n for n, r in regimes().items() if r.versus]
-    if "regime" not in ep.columns or not names:
-        return ep.clear()
-    return ep.filter(pl.col("regime").is_in(names))
 
 
 def versus_tables(ep: pl.DataFrame, alpha: float) -> dict[str, pl.DataFrame]:
@@ -662,8 +663,6 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     everything, ep = ep, main_rows(ep)
     beside = undisguised(beside_rows(everything))
     paired = undisguised(versus_rows(everything))
-    shown = pl.concat([f for f in (beside, paired) if f.height], how="diagonal_relaxed") \
-        if beside.height or paired.height else beside
 
     from planaudit.analysis.compliance import build as compliance_tables
 
@@ -676,8 +675,8 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     calibrator = calibrator_table(_labelled(ep), comparisons, power, BASELINES, seed,
                                   n_resamples, alpha)
     return {
-        "main": main_table(pl.concat([ep, shown], how="diagonal_relaxed") if shown.height
-                           else ep, seed, n_resamples),
+        "main": main_table(pl.concat([ep, beside, paired], how="diagonal_relaxed"), seed,
+                           n_resamples),
         "same_tasks": same_tasks_table(ep, beside, seed, n_resamples),
         "comparisons": comparisons,
         "per_domain": per_domain_table(ep),

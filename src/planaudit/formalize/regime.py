@@ -41,8 +41,8 @@ def jobs(view: Workflow) -> Jobs:
                               lambda method: part(section, method))
 
 
-def _feedback_words() -> str:
-    return ("Your PDDL is not well formed: problem.pddl, line 12: a type error of about this "
+# a feedback message of typical length, for the estimate's rounds
+FEEDBACK = ("Your PDDL is not well formed: problem.pddl, line 12: a type error of about this "
             "length. Answer again in the same form.")
 
 
@@ -51,7 +51,7 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
     """Each task's real first prompt, the replies assumed; `feedback` priced at its upper
     bound: every round taken, each prompt the history so far (its assumed replies, a
     feedback message of typical length)."""
-    from planaudit.formalize.run import messages
+    from planaudit.formalize.run import messages, plan_of
 
     methods = experiment.section("formalize").methods
     if not methods:
@@ -65,9 +65,7 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
     reply = "step " * out
     rows = []
     for method in methods:
-        params = experiment.method("formalize", method).to_dict()
-        base = str(params.get("of", "problem")) if method == "feedback" else method
-        rounds = int(params.get("rounds", 3)) if method == "feedback" else 0
+        base, rounds = plan_of(method, experiment.method("formalize", method).to_dict())
         calls = tin = 0
         for folder in folders:
             brief = json.loads((folder / "brief.json").read_text())
@@ -76,7 +74,7 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
                 calls += 1
                 tin += counter(history)
                 history = [*history, {"role": "assistant", "content": reply},
-                           {"role": "user", "content": _feedback_words()}]
+                           {"role": "user", "content": FEEDBACK}]
         rows.append(Estimated(method, len(folders), calls, tin, calls * out,
                               waves=rounds + 1))
     return rows
@@ -89,8 +87,10 @@ def episode(entry: ModelEntry):
 
 
 def waves(section, method: str) -> int:
-    params = (section.get("params") or {}).get(method, {})
-    return 1 + int(params.get("rounds", 3)) if method == "feedback" else 1
+    """One wave per answer: the first, then each round of feedback."""
+    from planaudit.formalize.run import plan_of
+
+    return 1 + plan_of(method, (section.get("params") or {}).get(method, {}))[1]
 
 
 def _add_parser(sub, config_arg) -> None:

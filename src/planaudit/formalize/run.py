@@ -20,12 +20,12 @@ the outcome, executability and first failure are the route's plan's on the hidde
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from pathlib import Path
 
 from planaudit import __version__
 from planaudit.contract import extract_pddl
+from planaudit.episode import failure_text
 from planaudit.formal import equivalence as eqv
 from planaudit.formal.truth import Limits
 from planaudit.formalize.judge import Judgement, feedback, judge
@@ -68,6 +68,15 @@ def _files(method: str, texts: dict[str, str], hidden_domain: str, folder: Path)
     problem = folder / "problem.pddl"
     problem.write_text(texts["problem"])
     return domain, problem
+
+
+def plan_of(method: str, params: dict) -> tuple[str, int]:
+    """The method that writes the files and the rounds of feedback after the first answer:
+    `feedback` is its parameter `of` with `rounds` (3 by default); the others have none
+    unless given `rounds`."""
+    if method == "feedback":
+        return str(params.get("of", "problem")), int(params.get("rounds", 3))
+    return method, int(params.get("rounds", 0))
 
 
 def limits_of(params: dict) -> tuple[Limits, dict]:
@@ -120,10 +129,7 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
     hidden_domain = (folder / "domain.pddl").read_text()
     planner, bound = limits_of(params)
     limits = limits or planner
-    if method == "feedback":
-        base, rounds = str(params.get("of", "problem")), int(params.get("rounds", 3))
-    else:
-        base, rounds = method, int(params.get("rounds", 0))
+    base, rounds = plan_of(method, params)
     history = messages(base, brief, hidden_domain)
     transcript: list[dict] = []
     calls = []
@@ -167,7 +173,7 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
         history = [*history, {"role": "assistant", "content": call.content or ""},
                    {"role": "user", "content": said + " Answer again in the same form."}]
     row = _row(client, method, task_name, truth, j, error, reason, calls)
-    row.update(first_faulty=faulty(first) if calls and calls[0].error is None else None,
+    row.update(first_faulty=faulty(first),
                fault_seeded=fault_seeded(client.cfg.model, folder, task_name, base,
                                          reference_meta),
                model_tier=tier or client.cfg.tier, config_hash=config_hash,
@@ -200,10 +206,7 @@ def _row(client, method: str, task_name: str, truth: dict, j: Judgement | None,
     if j is not None and not j.well_formed:
         kind, detail = "unreadable", j.error
     elif failure is not None:
-        kind = failure["kind"]
-        detail = re.sub(r"^step \d+ \([^()]*\): ", "", failure["detail"])
-        if failure["unsatisfied"]:
-            detail += "; unsatisfied: " + " ".join(failure["unsatisfied"])
+        kind, detail = failure["kind"], failure_text(failure["detail"], failure["unsatisfied"])
     else:
         kind = detail = None
     row = {
