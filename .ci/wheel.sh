@@ -96,6 +96,7 @@ offline: {methods: [direct, modulo]}
 online: {methods: [react], plan_settings: [none]}
 curriculum: {tests: [t1], instances: 2}
 acpbench: {types: [app], forms: [bool], tasks: 1, states: 1}
+formalize: {methods: [problem], tasks: [p01]}
 YAML
   outside sh -c 'cd run && snakemake -n --cores 2 > ../dry.log 2>&1' \
     || { tail -n 60 "$WORK/user/dry.log"; fail "snakemake -n (the whole default DAG) in the init'd folder"; }
@@ -113,7 +114,7 @@ YAML
 import polars as pl
 rows = pl.read_parquet('run/results/episodes.parquet')
 print(rows.group_by('regime').len().sort('regime'))
-assert set(rows['regime']) == {'offline', 'online', 'curriculum', 'acpbench'}, set(rows['regime'])
+assert set(rows['regime']) == {'offline', 'online', 'curriculum', 'acpbench', 'formalize'}, set(rows['regime'])
 oracle = rows.filter((pl.col('model') == 'oracle') & pl.col('regime').is_in(['offline', 'online']))
 outcomes = set(oracle['outcome'])
 assert oracle.height and outcomes == {'success', 'detected'}, f'the oracle: {outcomes}'
