@@ -356,3 +356,22 @@ def test_figures_past_their_configurations_draw_the_first_models_and_say_so():
     assert one["model"].unique().to_list() == ["m1"]
     panels, cut = figures.first_models(rows, 2, by_model=True)
     assert panels["model"].unique().sort().to_list() == ["m1", "m2"] and "2 of 3 models" in cut
+
+
+def test_a_configuration_that_solves_nothing_has_no_cost_per_solve_on_the_figure():
+    frame = make_episodes()
+    model, method = frame.filter(~pl.col("reference") & (pl.col("regime") == "offline")).select(
+        "model", "method").row(0)
+    mine = (pl.col("model") == model) & (pl.col("method") == method) & (
+        pl.col("regime") == "offline")
+    nil = frame.with_columns(success=pl.when(mine).then(False).otherwise(pl.col("success")),
+                             detected=pl.when(mine).then(False).otherwise(pl.col("detected")))
+    per = figures.cost_per_solved(nil)
+    assert per[("offline", model, method)] is None
+    drawn = texts(figures.draw("success_cost", nil))
+    assert "nothing solved (no cost per solved task)" in drawn and f"{model} · {method}" in drawn
+    assert "cost per solved task" in drawn
+    # elsewhere the point is the whole cost over the solved, its interval about it
+    other = next(k for k, v in per.items() if v is not None and v[0] > 0)
+    value, low, high = per[other]
+    assert low <= value <= high

@@ -311,3 +311,26 @@ def test_main_counts_truncations_apart_and_never_prices_the_unpriced_as_free(epi
     whole = main_table(group, n_resamples=50).row(0, named=True)
     assert whole["truncated"] == 0 and whole["unpriced"] == 0
     assert whole["mean_cost_usd"] == pytest.approx(group["cost_usd"].mean())
+
+
+def test_cost_per_solved_task_is_the_whole_cost_over_the_solved_and_never_zero(episodes):
+    from planaudit.analysis.stats import ratio_ci
+    from planaudit.analysis.tables import main_table
+
+    one = episodes.filter((pl.col("regime") == "offline") & (pl.col("outcome") != "error"))
+    group = next(g for g in one.partition_by("model", "method")  # neither perfect nor nil
+                 if 0 < (g["success"] | g["detected"]).sum() < g.height)
+    solved = (group["success"] | group["detected"]).sum()
+    row = main_table(group, n_resamples=200).row(0, named=True)
+    assert row["cost_per_solved_usd"] == pytest.approx(group["cost_usd"].sum() / solved)
+    assert row["cost_per_solved_lo"] <= row["cost_per_solved_usd"] <= row["cost_per_solved_hi"]
+    # nothing solved: no cost per solved task (a 0 would call the configuration cheapest)
+    failed = group.with_columns(success=pl.lit(False), detected=pl.lit(False))
+    nil = main_table(failed, n_resamples=50).row(0, named=True)
+    assert nil["cost_per_solved_usd"] is None and nil["cost_per_solved_lo"] is None
+    assert nil["mean_cost_usd"] == pytest.approx(group["cost_usd"].mean())
+    # by hand: two tasks at $1 (solved) and $3 (not); resamples give $1 (the solved task
+    # twice), $4 (both), or nothing solved, no finite cost per solve: an unbounded top
+    low, high = ratio_ci([1.0, 3.0], [1, 0], seed=0, n_resamples=400)
+    assert low == pytest.approx(1.0) and high == float("inf")
+    assert ratio_ci([1.0], [1], seed=0) is None

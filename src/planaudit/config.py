@@ -223,6 +223,20 @@ def load_named(*paths: str | Path | None, base: Path | None = BASE_CONFIG,
     return config, (named if any(p is not None for p in paths) else config)
 
 
+def planner_view(config: Mapping) -> dict:
+    """The config a classical planner (`planner/lama`, `planner/astar`) runs: the offline
+    regime's one method `planner`, in which it plans on the hidden model, and no other
+    regime's jobs (a planner follows no prompt; its row beside the strategies is the
+    question a reviewer asks). Without an offline section, nothing."""
+    from planaudit.regime import regimes
+
+    out = {k: v for k, v in config.items()
+           if k not in {r.key for r in regimes().values() if r.name != "offline"}}
+    if isinstance(out.get("offline"), Mapping):
+        out["offline"] = {**out["offline"], "methods": ["planner"]}
+    return out
+
+
 def restrict(config: Mapping, named: Mapping) -> dict:
     """The config a model that is not a reference model runs: what the user's files
     (`named`: the --configfile files and --config values, without config/config.yaml)

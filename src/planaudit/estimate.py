@@ -141,7 +141,7 @@ def paid(experiment: Experiment, suite_dir: Path, strict: bool = False,
     prepared is an error, not a note. `priced` False: the jobs alone (the workflow's start,
     which leaves the pricing to its estimate job rather than pay for it at every start)."""
     text = render_jobs(jobs_of(experiment))
-    models = tuple(m for m in experiment.models if not m.is_reference)
+    models = tuple(m for m in experiment.models if not m.in_process)
     if not models:
         return text
     if not priced:
@@ -167,7 +167,7 @@ def jobs_of(experiment: Experiment) -> list[tuple[str, str, list[str]]]:
     `none`), as its job list builds them."""
     out = []
     for entry in experiment.models:
-        if entry.is_reference:
+        if entry.in_process:
             continue
         mine = experiment.for_model(entry)
         for name, regime in regimes().items():
@@ -186,7 +186,8 @@ def render_jobs(rows: list[tuple[str, str, list[str]]]) -> str:
     """The table the workflow prints before its first request and `planaudit check` shows:
     per model that is not a reference model and regime, the jobs it pays for."""
     if not rows:
-        return "Paid jobs: none (every model is a reference model: no call costs anything)"
+        return ("Paid jobs: none (every model is a reference model or a classical planner: no "
+                "call costs anything)")
     lines = ["Paid jobs (models that are not reference models run only the regimes, methods "
              "and plan settings your config files name; docs: tutorial, your own model):",
              f"  {'model':<24} {'regime':<11} {'jobs':>4}  which"]

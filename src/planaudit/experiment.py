@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from planaudit.compliance.settings import PlanSetting, SettingError, resolve
-from planaudit.config import ConfigError, load_config, restrict
+from planaudit.config import ConfigError, load_config, planner_view, restrict
 from planaudit.llm.client import ModelConfig
 
 __all__ = ["ConfigError", "Experiment", "MethodParams", "ModelEntry", "Repair", "Section",
@@ -49,7 +49,9 @@ class ModelEntry:
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any]) -> ModelEntry:
-        return cls(name=entry["name"], model=entry["model"], tier=entry.get("tier", ""),
+        planner = entry["model"].startswith("planner/")
+        return cls(name=entry["name"], model=entry["model"],
+                   tier="planner" if planner else entry.get("tier", ""),
                    api_base=entry.get("api_base"),
                    tool_protocol=entry.get("tool_protocol", "native"),
                    written=copy.deepcopy(dict(entry)))
@@ -58,14 +60,29 @@ class ModelEntry:
     def is_reference(self) -> bool:
         return self.model.startswith("reference/")
 
+    @property
+    def is_planner(self) -> bool:
+        """A classical planner as a subject (`planner/lama`, `planner/astar`): not an LLM."""
+        return self.model.startswith("planner/")
+
+    @property
+    def in_process(self) -> bool:
+        """Answered in this process (a reference model or a planner): no key, no network,
+        no bill."""
+        return self.is_reference or self.is_planner
+
     def client(self) -> ModelConfig:
         """What `llm/` needs of it (endpoint, pricing, limits): a fresh one per client."""
         return ModelConfig(**{k: self.written[k] for k in CLIENT_FIELDS if k in self.written})
 
     @property
     def reference(self) -> dict | None:
-        """What a reference model's calls carry besides the task: its faults and seed, and
-        the responsive calibrator's response rates (None for an LLM)."""
+        """What a model answered in process carries besides the task (None for an LLM): a
+        reference model's faults and seed, and the responsive calibrator's response rates; a
+        planner's budget in seconds, the matched budget: the entry's `timeout`, by default
+        one LLM call's at a provider (120 s)."""
+        if self.is_planner:
+            return {"seconds": float(self.client().timeout)}
         if not self.is_reference:
             return None
         meta = {"faults": copy.deepcopy(self.written.get("faults", {})),
@@ -203,6 +220,8 @@ class Experiment:
     # the sections a model that is not a reference model runs: only what the user's own
     # files name (`planaudit.config.restrict`); the same as `sections` when all is named
     paid: Mapping[str, Section] | None = None
+    # the sections a classical planner runs (`config.planner_view`: offline's `planner`)
+    planned: Mapping[str, Section] | None = None
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any], named: Mapping[str, Any] | None = None
@@ -214,14 +233,22 @@ class Experiment:
         def sections(c: Mapping[str, Any]) -> dict[str, Section]:
             return {n: Section.from_dict(n, c[r.key]) for n, r in regimes().items() if r.key in c}
 
+        models = tuple(ModelEntry.from_dict(m) for m in config.get("models", []))
+        offline = config.get("offline")
+        if isinstance(offline, Mapping) and "planner" in (offline.get("methods") or []) \
+                and any(not m.is_planner for m in models):
+            raise ConfigError("config offline.methods: 'planner' is the method a classical "
+                              "planner (planner/lama, planner/astar) runs by itself; an LLM "
+                              "cannot run it: remove it from the list")
         experiment = cls(
-            models=tuple(ModelEntry.from_dict(m) for m in config.get("models", [])),
+            models=models,
             sections=sections(config),
             cache=config.get("cache", ".cache/planaudit"),
             results=config.get("results", "results"),
             suite=copy.deepcopy(dict(config.get("suite") or {})),
             output_tokens=dict((config.get("estimate") or {}).get("output_tokens") or {}),
-            paid=None if named is None else sections(restrict(config, named)))
+            paid=None if named is None else sections(restrict(config, named)),
+            planned=sections(planner_view(config)))
         return dataclasses.replace(experiment, models=tuple(
             dataclasses.replace(m, refusal=experiment.batch_refusal(m))
             for m in experiment.models))
@@ -229,6 +256,8 @@ class Experiment:
     def for_model(self, entry: ModelEntry) -> Experiment:
         """The experiment as `entry` runs it: a model that is not a reference model runs
         only the sections, methods and plan settings the user's files name."""
+        if entry.is_planner and self.planned is not None:
+            return dataclasses.replace(self, sections=self.planned, paid=None, planned=None)
         if entry.is_reference or self.paid is None:
             return self
         return dataclasses.replace(self, sections=self.paid, paid=None)
@@ -238,7 +267,7 @@ class Experiment:
         regime without `Regime.waves` asks one call an episode: one wave)."""
         from planaudit.regime import regimes
 
-        if not entry.written.get("batch") or entry.is_reference:
+        if not entry.written.get("batch") or entry.in_process:
             return {}
         mine = self.for_model(entry)
         return {(name, m): r.waves(mine.section(name).written, m)

@@ -187,7 +187,8 @@ def cmd_check(args) -> int:
         problems = check_model(entry.to_dict())
         problems += [entry.refusal] if entry.refusal else []  # batch waves past the bound
         failed += bool(problems)
-        kind = "reference, not an LLM" if entry.is_reference else "LLM"
+        kind = ("reference, not an LLM" if entry.is_reference
+                else "classical planner" if entry.is_planner else "LLM")
         status = "ok" if not problems else "CANNOT RUN"
         print(f"{entry.name:<24} {entry.model:<32} {kind:<22} "
               f"resource {resource_name(entry.name)}: {status}")

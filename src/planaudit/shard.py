@@ -59,7 +59,7 @@ class ToolAlarm:
 
     def __init__(self, entry: ModelEntry, params: MethodParams, after: int | None = None):
         self.armed = (get(params.regime).tools and params.method not in TOOLLESS
-                      and not entry.is_reference and entry.tool_protocol == "native")
+                      and not entry.in_process and entry.tool_protocol == "native")
         self.after = DEAD_TOOLS_AFTER if after is None else after
         self.replies = 0  # tool-less replies to requests that carried tools
         self.called = False

@@ -38,10 +38,13 @@ CAPTIONS = {
                 "each outcome, and the mean cost per episode beside it. Errors (the model could "
                 "not be reached) are shown but never counted as model failures.",
     "success_cost": "Score (success on solvable tasks or detection on unsolvable ones, over all "
-                    "tasks) against mean cost per episode, one point per configuration. The dashed "
-                    "line joins the Pareto front of the LLM configurations (highest score for "
-                    "the cost); reference models are calibrators and stay off the front unless "
-                    "no LLM was run.",
+                    "tasks) against cost per solved task (the whole cost over the tasks got "
+                    "right) with its 95% bootstrap interval over tasks, one point per "
+                    "configuration; a configuration that solved nothing has no cost per solved "
+                    "task and is named, not drawn. The dashed line joins the Pareto front of "
+                    "the LLM configurations (highest score for the cost); reference models "
+                    "(calibrators) and classical planners (no model call, cost 0) stay off the "
+                    "front unless no LLM was run.",
     "per_task": "Per-task score under every configuration: the share of counted episodes that "
                 "succeeded (solvable tasks) or detected unsolvability (tasks marked ✕). "
                 "Hatched cells have no counted episode.",
@@ -88,8 +91,15 @@ class Config:
     reference: bool
 
     @property
+    def planner(self) -> bool:
+        """A classical planner's configuration (the method only planner/... models run)."""
+        return self.method == "planner"
+
+    @property
     def model_label(self) -> str:
-        return f"{self.model} (reference)" if self.reference else self.model
+        if self.reference:
+            return f"{self.model} (reference)"
+        return f"{self.model} (planner)" if self.planner else self.model
 
     @property
     def label(self) -> str:

@@ -45,6 +45,7 @@ from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
 # one definition of each rate: the figures can never disagree with the tables
 from planaudit.analysis.rows import OK as COUNTED
 from planaudit.analysis.rows import SCORE as SCORED
+from planaudit.analysis.stats import ratio_ci
 from planaudit.analysis.tables import (
     ACPBENCH_ALL,
     RATES,
@@ -181,24 +182,61 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: (points[i][0], -points[i][1]))
 
 
+def cost_per_solved(frame: pl.DataFrame, seed: int = 0, n_resamples: int = 2000
+                    ) -> dict[tuple[str, str, str], tuple[float, float, float] | None]:
+    """Per configuration: (cost per solved task, low, high), as the main table computes it
+    (`tables.main_table`: the whole cost over the tasks got right, `ratio_ci` over tasks);
+    None where nothing was solved or a cost is unknown: never 0."""
+    out: dict[tuple[str, str, str], tuple[float, float, float] | None] = {}
+    for g in frame.filter(COUNTED).partition_by("regime", "model", "method",
+                                                  maintain_order=True):
+        key = (g["regime"][0], g["model"][0], g["method"][0])
+        scores = g.select(SCORED).to_series().to_list()
+        if g["cost_usd"].null_count() or not any(scores):
+            out[key] = None
+            continue
+        lo, hi = ratio_ci(g["cost_usd"].to_list(), scores, seed, n_resamples) or (None, None)
+        value = g["cost_usd"].sum() / sum(scores)
+        out[key] = (value, value if lo is None else lo, value if hi is None else hi)
+    return out
+
+
 def draw_success_cost(frame: pl.DataFrame) -> Figure:
     configs = configurations(frame)
     stats = _lookup(frame)
+    per = cost_per_solved(frame)
     pts = [(c, stats[(c.regime, c.model, c.method)]) for c in configs]
-    pts = [(c, s) for c, s in pts if s["score"] is not None]
-    unpriced = sorted({c.model_label for c, s in pts if s["cost"] is None and s["counted"]})
-    pts = [(c, s) for c, s in pts if s["cost"] is not None or not s["counted"]]
+    pts = [(c, s) for c, s in pts if s["score"] is not None and s["counted"]]
+    unpriced = sorted({c.model_label for c, s in pts if s["cost"] is None})
+    nothing = [c.label for c, s in pts if s["cost"] is not None
+               and per.get((c.regime, c.model, c.method)) is None]
+    pts = [(c, s) for c, s in pts if per.get((c.regime, c.model, c.method)) is not None]
     fills, markers = _model_styles(configs), _method_markers(configs)
     fig = Figure(figsize=(9, 5.6), layout="constrained")
     ax = fig.subplots()
+    notes = []
     if unpriced:  # a point at $0 would claim the model is free
-        ax.text(0.99, 0.01, "not drawn, no known price: " + ", ".join(unpriced),
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5, style="italic")
-    costs = [s["cost"] or 0.0 for _, s in pts]
+        notes.append("not drawn, no known price: " + ", ".join(unpriced))
+    if nothing:  # solving nothing has no cost per solve; drawing it at $0 would praise it
+        notes.append("not drawn, nothing solved (no cost per solved task): " + ", ".join(nothing))
+    if notes:
+        ax.text(0.99, 0.01, "\n".join(notes), transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=7.5, style="italic", wrap=True)
+    costs = [per[(c.regime, c.model, c.method)][0] for c, _ in pts]
+    finite_hi = [h for c, _ in pts if np.isfinite(h := per[(c.regime, c.model, c.method)][2])]
+    right_edge = max([*costs, *finite_hi, 0.0]) * 1.5 or 1.0
     for (c, s), cost in zip(pts, costs, strict=True):
-        ax.scatter(cost, s["score"], s=70 if not c.reference else 90, marker=markers[c.method],
-                   color=fills[c.model], edgecolor="0", linewidth=0.9, zorder=3)
-    llm = [i for i, (c, _) in enumerate(pts) if not c.reference]
+        _, lo, hi = per[(c.regime, c.model, c.method)]
+        if hi > lo:  # the interval over tasks; an unbounded one runs to the edge, arrowed
+            ax.plot([lo, min(hi, right_edge)], [s["score"]] * 2, color="0.45", linewidth=0.8,
+                    zorder=2)
+            if not np.isfinite(hi):
+                ax.annotate("", (right_edge, s["score"]), xytext=(lo, s["score"]),
+                            arrowprops={"arrowstyle": "->", "color": "0.45", "linewidth": 0.8})
+        ax.scatter(cost, s["score"], s=70 if not (c.reference or c.planner) else 90,
+                   marker=markers[c.method], color=fills[c.model], edgecolor="0", linewidth=0.9,
+                   zorder=3)
+    llm = [i for i, (c, _) in enumerate(pts) if not (c.reference or c.planner)]
     among = llm or list(range(len(pts)))
     front = [among[i] for i in pareto_front([(costs[i], pts[i][1]["score"]) for i in among])]
     fx, fy = [costs[i] for i in front], [pts[i][1]["score"] for i in front]
@@ -206,21 +244,22 @@ def draw_success_cost(frame: pl.DataFrame) -> Figure:
     ax.scatter(fx, fy, s=230, facecolor="none", edgecolor="0", linewidth=1.0, zorder=2)
     labels: dict[tuple[float, float], list[str]] = {}  # configurations that tie share a label
     for i in front:
-        if not pts[i][0].reference:  # reference points get their own label below
+        if not (pts[i][0].reference or pts[i][0].planner):  # labelled below
             labels.setdefault((costs[i], pts[i][1]["score"]), []).append(pts[i][0].label)
     for k, ((x, y), names) in enumerate(labels.items()):
         ax.annotate("\n".join(names), (x, y), xytext=(8, -12 if k % 2 else 8),
                     textcoords="offset points", fontsize=7.5, zorder=4,
                     bbox={"boxstyle": "round,pad=0.2", "facecolor": "1", "edgecolor": "0.6",
                           "linewidth": 0.5})
-    clusters: dict[tuple[str, float, float], list[str]] = {}
+    clusters: dict[tuple[str, bool, float, float], list[str]] = {}
     for (c, s), cost in zip(pts, costs, strict=True):
-        if c.reference:
-            clusters.setdefault((c.model, round(cost, 9), round(s["score"], 6)), []).append(
-                f"{c.regime} {c.method}")
-    for (model, cost, score), names in clusters.items():
+        if c.reference or c.planner:
+            clusters.setdefault((c.model, c.planner, round(cost, 9), round(s["score"], 6)),
+                                []).append(f"{c.regime} {c.method}")
+    for (model, planner, cost, score), names in clusters.items():
         every = len(names) == sum(c.model == model for c in configs)
-        ax.annotate(f"{model} (reference, not an LLM): {'every method' if every else ', '.join(names)}",
+        kind = "classical planner" if planner else "reference"
+        ax.annotate(f"{model} ({kind}, not an LLM): {'every method' if every else ', '.join(names)}",
                     (cost, score),
                     xytext=(12, -4), textcoords="offset points", fontsize=7.5, va="top",
                     wrap=True, zorder=4)
@@ -233,16 +272,16 @@ def draw_success_cost(frame: pl.DataFrame) -> Figure:
         ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
     elif positive and max(positive) / min(positive) > 20:
         ax.set_xscale("log")
-    elif not positive:  # nothing priced (reference models only)
+    elif not positive:  # nothing priced (reference models and planners only)
         ax.set_xlim(-0.2, 1.0)
         ax.set_xticks([0.0])
     ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: _money(v)))
     ax.set_ylim(-0.04, 1.08)
     ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
-    ax.set_xlabel("mean cost per episode (USD" + (", symmetric log scale)" if ax.get_xscale()
-                                                   == "symlog" else ")"))
+    ax.set_xlabel("cost per solved task (USD; bars: 95% bootstrap interval over tasks"
+                  + (", symmetric log scale)" if ax.get_xscale() == "symlog" else ")"))
     ax.set_ylabel("score (all tasks)")
-    ax.set_title("Score against cost (dashed: Pareto front of the "
+    ax.set_title("Score against cost per solved task (dashed: Pareto front of the "
                  + ("LLM configurations)" if llm else "reference models; no LLM was run)"))
     ax.grid(True, color="0.88", linewidth=0.6, zorder=0)
     models = list(dict.fromkeys((c.model, c.model_label) for c in configs))

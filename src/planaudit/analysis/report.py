@@ -24,7 +24,7 @@ import polars as pl
 import planaudit
 from planaudit.analysis.figure_catalog import ACPBENCH_FIGURES, FIGURES, why_not
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
-from planaudit.analysis.rows import REFERENCE_SUFFIX
+from planaudit.analysis.rows import PLANNER_SUFFIX, REFERENCE_SUFFIX
 from planaudit.analysis.tables import main_rows
 
 TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance", "compliance_tests",
@@ -86,7 +86,12 @@ TABLE_CAPTIONS = {
     "main": "Per regime × model × method: success on solvable tasks, executability (every "
             "action applicable, among episodes that gave a plan), detection on unsolvable tasks "
             "and score on all tasks, with 95% bootstrap intervals over tasks (seeded), and mean "
-            "tokens and cost per episode. Error episodes are counted apart.",
+            "tokens and cost per episode; cost per solved task (the whole cost over the tasks "
+            "got right, with a 95% bootstrap interval over tasks; none where nothing was "
+            "solved, never 0; inf: unbounded at that level). Classical planners "
+            "(planner/...) are rows of their own, labelled, at the matched budget: each "
+            "task's wall-clock budget is the entry's timeout, one LLM call's (120 s unless "
+            "set). Error episodes are counted apart.",
     "comparisons": "Each method against its model's baseline in the same regime (direct offline, "
                    "react online): exact McNemar test on paired task scores; b counts tasks the "
                    "method got right and the baseline wrong, c the reverse; p adjusted by "
@@ -173,8 +178,11 @@ TABLE_CAPTIONS = {
                    "solvable tasks on that subset and over all repeats.",
 }
 BADGE = '<span class="badge">reference model, not an LLM</span>'
+PLANNER_BADGE = '<span class="badge">classical planner, not an LLM</span>'
 FLOAT_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
-                 "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}"}
+                 "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}",
+                 "cost_per_solved_usd": "{:.4g}", "cost_per_solved_lo": "{:.4g}",
+                 "cost_per_solved_hi": "{:.4g}"}
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
@@ -252,10 +260,12 @@ def _cell(value: str, column: str, references: set[str]) -> tuple[str, bool]:
 
 
 def _labelled(text: str, column: str, references: set[str]) -> str:
-    """Text with the reference label turned into a badge; a bare reference model name in a
-    model column gets the badge too, whatever the table module calls it."""
+    """Text with the reference (or planner) label turned into a badge; a bare reference model
+    name in a model column gets the badge too, whatever the table module calls it."""
     if REFERENCE_SUFFIX in text:
         return BADGE.join(esc(part) for part in text.split(REFERENCE_SUFFIX))
+    if PLANNER_SUFFIX in text:
+        return PLANNER_BADGE.join(esc(part) for part in text.split(PLANNER_SUFFIX))
     if column == "model" and text in references:
         return esc(text) + BADGE
     return esc(text)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import polars as pl
 
 REFERENCE_SUFFIX = " (reference, not an LLM)"
+# a classical planner's rows (model planner/..., the offline method `planner` it alone runs)
+PLANNER_SUFFIX = " (classical planner, not an LLM)"
+PLANNER_METHOD = "planner"
 # the regimes the configuration tables and figures are built on (their outcomes and
 # baselines); the curriculum and ACPBench have a table (and ACPBench a figure) of their own
 MAIN_REGIMES = ("offline", "online")

@@ -62,6 +62,34 @@ def bootstrap_cis(samples: np.ndarray, seed: int, n_resamples: int = 2000,
     return out
 
 
+def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], seed: int,
+             n_resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of sum(numerator) / sum(denominator), resampling tasks
+    (a task's cost and whether it was solved move together). Cost per solved task is such a
+    ratio, not a mean: a resample that solves nothing has no finite cost per solve, and
+    counts as infinite, so an upper bound may be `inf` (unbounded at this level) rather
+    than a number the data cannot support. None for fewer than two tasks."""
+    num = np.asarray(numerator, dtype=float)
+    den = np.asarray(denominator, dtype=float)
+    if num.size < 2 or num.size != den.size:
+        return None
+    idx = np.random.default_rng(seed).integers(0, num.size, (n_resamples, num.size))
+    top, bottom = num[idx].sum(axis=1), den[idx].sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.inf)
+    alpha = (1 - level) / 2
+    finite = ratios[np.isfinite(ratios)]
+    if not finite.size:
+        return np.inf, np.inf
+    # np.quantile interpolates inf into nan: a stand-in past every finite ratio, read back
+    # as inf where a bound falls among (or next to) the resamples with nothing solved
+    top = finite.max()
+    stand_in = np.where(np.isfinite(ratios), ratios, 2 * top + 1)
+    bounds = np.quantile(stand_in, [alpha, 1 - alpha])
+    low, high = (float(b) if b <= top else float("inf") for b in bounds)
+    return low, high
+
+
 def _binary_percentiles(data: np.ndarray, seed: int, n_resamples: int, level: float,
                         chunk: int = 4096) -> np.ndarray:
     """The percentile interval of rows of 0/1 values, as scipy computes it.

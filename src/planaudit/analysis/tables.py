@@ -28,12 +28,21 @@ from planaudit.acpbench.questions import FORMS as ACPBENCH_FORMS
 from planaudit.acpbench.questions import TYPES as ACPBENCH_TYPES
 from planaudit.analysis.outputs import FORMATS, TABLES, table_names  # noqa: F401
 from planaudit.analysis.responsive import calibrator_table
-from planaudit.analysis.rows import ACPBENCH, MAIN_REGIMES, OK, REFERENCE_SUFFIX, SCORE
+from planaudit.analysis.rows import (
+    ACPBENCH,
+    MAIN_REGIMES,
+    OK,
+    PLANNER_METHOD,
+    PLANNER_SUFFIX,
+    REFERENCE_SUFFIX,
+    SCORE,
+)
 from planaudit.analysis.stats import (
     bootstrap_ci,
     detectable_difference,
     discordant_counts,
     paired_family,
+    ratio_ci,
 )
 from planaudit.episode import OUTCOMES
 from planaudit.formal.departures import CLASSES, classify
@@ -114,9 +123,10 @@ RATES = {
 
 
 def _labelled(ep: pl.DataFrame) -> pl.DataFrame:
-    """Rows in a fixed order, the model column carrying the reference label."""
-    label = pl.when(pl.col("reference")).then(pl.col("model") + REFERENCE_SUFFIX).otherwise(
-        pl.col("model"))
+    """Rows in a fixed order, the model column carrying the reference or planner label."""
+    label = (pl.when(pl.col("reference")).then(pl.col("model") + REFERENCE_SUFFIX)
+             .when(pl.col("method") == PLANNER_METHOD).then(pl.col("model") + PLANNER_SUFFIX)
+             .otherwise(pl.col("model")))
     return ep.sort(CONFIG + PAIR).with_columns(label.alias("model"))
 
 
@@ -127,7 +137,9 @@ MAIN = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "metho
         "success_lo": pl.Float64, "success_hi": pl.Float64, "executability": pl.Float64,
         "n_unsolvable": pl.Int64, "detection": pl.Float64, "score": pl.Float64,
         "score_lo": pl.Float64, "score_hi": pl.Float64, "mean_tokens": pl.Float64,
-        "mean_cost_usd": pl.Float64, "unpriced": pl.Int64, "truncated": pl.Int64}
+        "mean_cost_usd": pl.Float64, "cost_per_solved_usd": pl.Float64,
+        "cost_per_solved_lo": pl.Float64, "cost_per_solved_hi": pl.Float64,
+        "unpriced": pl.Int64, "truncated": pl.Int64}
 
 
 def _count(frame: pl.DataFrame, column: str) -> int:
@@ -140,8 +152,11 @@ def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.D
 
     Tokens and cost are means over the episodes that reached the model; the mean cost is
     null when any of them is unpriced (`unpriced` counts them: a model with no known price
-    is not free). `truncated` counts the episodes whose deciding reply stopped at
-    max_tokens: their outcomes stand as the contract read them, but a reader should know.
+    is not free). Cost per solved task is the configuration's whole cost over the tasks it
+    got right (success or detection), with an interval resampling tasks (`ratio_ci`): null
+    when it got none right (never 0) or when a cost is unknown. `truncated` counts the
+    episodes whose deciding reply stopped at max_tokens: their outcomes stand as the
+    contract read them, but a reader should know.
     """
     rows = []
     for g in _labelled(ep).partition_by(CONFIG, maintain_order=True):
@@ -150,8 +165,12 @@ def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.D
         rates = g.select(**RATES).row(0, named=True)
         success_lo, success_hi = bootstrap_ci(solvable["success"].to_list(), seed,
                                               n_resamples) or (None, None)
-        score_lo, score_hi = bootstrap_ci(valid.select(SCORE).to_series().to_list(), seed,
-                                          n_resamples) or (None, None)
+        scores = valid.select(SCORE).to_series().to_list()
+        score_lo, score_hi = bootstrap_ci(scores, seed, n_resamples) or (None, None)
+        priced = valid["cost_usd"].null_count() == 0
+        per_solved = (valid["cost_usd"].sum() / sum(scores) if priced and any(scores) else None)
+        per_lo, per_hi = (ratio_ci(valid["cost_usd"].to_list(), scores, seed, n_resamples)
+                          if per_solved is not None else None) or (None, None)
         rows.append({
             "regime": g["regime"][0], "model": g["model"][0], "reference": g["reference"][0],
             "method": g["method"][0], "n_tasks": g.height, "errors": g.height - valid.height,
@@ -162,8 +181,9 @@ def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.D
             "score": rates["score"],
             "score_lo": score_lo, "score_hi": score_hi,
             "mean_tokens": (valid["input_tokens"] + valid["output_tokens"]).mean(),
-            "mean_cost_usd": (valid["cost_usd"].mean() if valid["cost_usd"].null_count() == 0
-                              else None),
+            "mean_cost_usd": valid["cost_usd"].mean() if priced else None,
+            "cost_per_solved_usd": per_solved,
+            "cost_per_solved_lo": per_lo, "cost_per_solved_hi": per_hi,
             "unpriced": valid["cost_usd"].null_count(),
             "truncated": _count(valid, "truncated"),
         })
@@ -459,7 +479,8 @@ def repair_table(ep: pl.DataFrame) -> pl.DataFrame:
 # -- rendering ------------------------------------------------------------------------
 
 _FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
-            "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}"}
+            "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}", "cost_per_solved_usd": "{:.4g}",
+            "cost_per_solved_lo": "{:.4g}", "cost_per_solved_hi": "{:.4g}"}
 
 
 def _cell(value, column: str) -> str:

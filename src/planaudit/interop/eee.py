@@ -28,7 +28,7 @@ from pathlib import Path
 
 import polars as pl
 
-from planaudit.analysis.rows import MAIN_REGIMES, REFERENCE_SUFFIX
+from planaudit.analysis.rows import MAIN_REGIMES, PLANNER_SUFFIX, REFERENCE_SUFFIX
 from planaudit.interop import InteropError
 
 BENCHMARK = "planaudit"
@@ -185,7 +185,7 @@ def _sample_id(row: dict) -> str:
     return sid
 
 
-def model_identity(model: str, reference: bool) -> dict:
+def model_identity(model: str, reference: bool, planner: bool = False) -> dict:
     """model_info: a reference model is planaudit's own program, labelled so in its name,
     its id (developer `planaudit`, `reference-<name>`) and its details; an LLM keeps the
     config's name (the rows do not carry the provider's model id)."""
@@ -197,6 +197,14 @@ def model_identity(model: str, reference: bool) -> dict:
                                   "it reads the hidden PDDL model), not a language model",
                     "reference": "true", "deployment_type": "self_deployed",
                     "model_availability": "unknown"}}
+    if planner:
+        return {"name": model + PLANNER_SUFFIX, "id": f"{BENCHMARK}/planner-{model}",
+                "developer": BENCHMARK, "inference_platform": "planaudit (in process, no model)",
+                "additional_details": {
+                    "model_kind": "classical planner (Fast Downward or planaudit's own A*, "
+                                  "planning on the hidden PDDL model), not a language model",
+                    "reference": "false", "deployment_type": "self_deployed",
+                    "model_availability": "open"}}
     ident = model if "/" in model else f"unspecified/{model}"
     return {"name": model, "id": ident,
             "additional_details": {"model_kind": "LLM", "reference": "false",
@@ -366,7 +374,8 @@ def export(results: Path, out: Path) -> Iterator[str]:
         by_model.setdefault((r["model"], bool(r["reference"])), []).append(r)
     for (model, reference), rows in sorted(by_model.items()):
         rows.sort(key=lambda r: tuple(str(r.get(k)) for k in KEY))
-        info = model_identity(model, reference)
+        info = model_identity(model, reference,
+                              planner=any(r.get("model_tier") == "planner" for r in rows))
         hashes = sorted({r["config_hash"] for r in rows})
         versions = sorted({r["code_version"] for r in rows})
         file_id = _uuid(BENCHMARK, model, str(reference), ",".join(versions), *hashes)

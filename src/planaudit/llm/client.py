@@ -25,7 +25,7 @@ from functools import cache
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 from planaudit.llm.cache import Cache, cache_key
-from planaudit.llm.local import handler, prefix
+from planaudit.llm.local import PRICE_SOURCES, handler, prefix
 from planaudit.llm.preflight import NO_KEY
 
 
@@ -253,8 +253,8 @@ class Client:
         if self.cfg.input_price is not None and self.cfg.output_price is not None:
             return (input_tokens * self.cfg.input_price
                     + output_tokens * self.cfg.output_price) / 1e6, "config"
-        if self.reference:  # a reference costs what its config says, or nothing
-            return 0.0, "reference"
+        if self.reference:  # in process: what its config says, or nothing
+            return 0.0, PRICE_SOURCES[self.local]
         import litellm
 
         try:
@@ -294,7 +294,9 @@ class Client:
         if hit is not None:
             if "price_source" not in hit and hit.get("cost_usd") is not None:
                 hit = {**hit, "price_source": UNRECORDED}
-            return Call(**{**hit, "cache_hit": True, "latency_s": 0.0, "attempts": 0})
+            # a planner's seconds are its answer's measure, kept; a model's reply took none
+            kept = hit.get("latency_s", 0.0) if self.local == "planner" else 0.0
+            return Call(**{**hit, "cache_hit": True, "latency_s": kept, "attempts": 0})
         if self.deferred is not None and key not in self.unbatchable:
             self.deferred[key] = request
             return Call(None, attempts=0, error=DEFERRED)

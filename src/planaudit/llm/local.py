@@ -1,7 +1,7 @@
 """Providers answered in process, by the prefix of their model strings.
 
-A model string `reference/oracle` names no remote API: `reference` is answered by a
-function of the project's, imported by name when a client first needs it, so that
+A model string `reference/oracle` (or `planner/lama`) names no remote API: `reference`
+(`planner`) is answered by a function of the project's, imported by name when a client first needs it, so that
 `llm/` (the door to every model) imports nothing that knows plans, tools or agents.
 A handler takes (model name after the prefix, messages, metadata) and returns (text,
 tool calls, prompt tokens, completion tokens), the shape the client makes of a reply.
@@ -15,7 +15,11 @@ from collections.abc import Callable
 Reply = tuple[str | None, list[dict], int, int]
 Handler = Callable[[str, list[dict], dict], Reply]
 
-PROVIDERS = {"reference": "planaudit.reference:reply"}
+PROVIDERS = {"reference": "planaudit.reference:reply",
+             # classical planners as subjects (`planner/lama`, `planner/astar`): no model call
+             "planner": "planaudit.formal.planners:reply"}
+# what an in-process provider's call costs, said in the row's price_source
+PRICE_SOURCES = {"reference": "reference", "planner": "planner (no model call)"}
 
 
 def prefix(model: str) -> str | None:

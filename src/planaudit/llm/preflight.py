@@ -19,6 +19,8 @@ from collections.abc import Mapping
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
 
 REFERENCE_MODELS = ("reference/oracle", "reference/flawed", "reference/responsive")
+# classical planners as subjects (formal/planners.py PLANNERS; llm/ names them, imports nothing)
+PLANNER_MODELS = ("planner/lama", "planner/astar")
 NO_KEY = "none"  # api_key_env: none — a local server that needs no key
 # providers whose batches planaudit sends (llm/batch.py, through litellm's batch functions):
 # litellm 1.110.2's create_batch covers openai, azure, vertex_ai, bedrock, mistral, xai, but
@@ -63,6 +65,12 @@ def check_model(entry: dict, timeout: float = 3.0,
     environ = os.environ if environ is None else environ
     name, model, base = entry["name"], entry["model"], entry.get("api_base")
     who = f"model '{name}' ({model})"
+    if model.startswith("planner/"):
+        if model not in PLANNER_MODELS:
+            return [f"{who}: no such planner (have: {', '.join(PLANNER_MODELS)})"]
+        if entry.get("batch"):
+            return [f"{who}: batch: true, but a planner runs in process; remove `batch`"]
+        return []
     if model.startswith("reference/"):
         if model not in REFERENCE_MODELS:
             return [f"{who}: no such reference model (have: {', '.join(REFERENCE_MODELS)})"]

@@ -59,6 +59,13 @@ async def direct(ctx: Context) -> str:
     return await ctx.ask(ctx.task_messages(), purpose="final")
 
 
+@strategy("planner")
+async def planner(ctx: Context) -> str:
+    """A classical planner's method (`planner/...` models run it alone, `config.planner_view`):
+    the direct prompt, which the planner ignores, planning on the hidden model instead."""
+    return await ctx.ask(ctx.task_messages(), purpose="final")
+
+
 @strategy("cot")
 async def chain_of_thought(ctx: Context) -> str:
     return await _two_step(ctx, "Let's think step by step.")

@@ -20,6 +20,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from planaudit.config import planner_view
 from planaudit.estimate import paid
 from planaudit.llm.preflight import resource_name
 from planaudit.regime import Workflow, regimes
@@ -44,8 +45,15 @@ VIEW = Workflow(
     locate=lambda where: locate(CONFIG_FILES, where, config),
 )
 JOBS = {name: r.jobs(VIEW) for name, r in regimes().items()}
-# a model that is not a reference model: only what the user's files name (common.smk)
-PAID = [m for m in MODELS if not ENTRY[m]["model"].startswith("reference/")]
+# a classical planner (planner/lama, planner/astar): offline's `planner` method alone
+PLANNERS = [m for m in MODELS if ENTRY[m]["model"].startswith("planner/")]
+PLANNER_JOBS = {
+    name: r.jobs(dataclasses.replace(VIEW, config=planner_view(config)))
+    for name, r in regimes().items()
+}
+# a model that is not a reference model or a planner: only what the user's files name
+# (common.smk)
+PAID = [m for m in MODELS if not ENTRY[m]["model"].startswith(("reference/", "planner/"))]
 PAID_JOBS = (
     {name: r.jobs(dataclasses.replace(VIEW, config=PAID_CONFIG)) for name, r in regimes().items()}
     if PAID
@@ -55,6 +63,8 @@ PAID_JOBS = (
 
 def jobs_of(model):
     """Each regime's jobs as `model` runs them."""
+    if model in PLANNERS:
+        return PLANNER_JOBS
     return PAID_JOBS if model in PAID else JOBS
 
 

@@ -1,0 +1,82 @@
+"""Classical planners as subjects (`planner/lama`, `planner/astar`): their answers on the
+built-in tasks, judged by the validator, and their place in the config."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from planaudit.config import planner_view
+from planaudit.contract import extract
+from planaudit.experiment import ConfigError, Experiment
+from planaudit.formal.load import load_task
+from planaudit.formal.planners import plan, reply
+from planaudit.formal.validate import validate
+from planaudit.paths import DOMAINS
+
+GRIPPER = DOMAINS / "gripper"
+
+
+def folder(tmp_path: Path, task: str) -> Path:
+    out = tmp_path / task
+    out.mkdir()
+    shutil.copy(GRIPPER / "domain.pddl", out / "domain.pddl")
+    shutil.copy(GRIPPER / "problems" / f"{task}.pddl", out / "problem.pddl")
+    return out
+
+
+@pytest.mark.parametrize("planner", ["astar", "lama"])
+def test_a_planner_plans_a_solvable_task_and_the_validator_accepts_it(tmp_path, planner):
+    task_dir = folder(tmp_path, "p04")
+    text, calls, tokens_in, tokens_out = reply(planner, [], {"task_dir": str(task_dir),
+                                                             "seconds": 60})
+    task = load_task(task_dir / "domain.pddl", task_dir / "problem.pddl")
+    read = extract(text, frozenset(task.domain.actions))
+    assert (calls, tokens_in, tokens_out) == ([], 0, 0)
+    assert read.kind == "plan" and validate(task, read.steps).valid
+    if planner == "astar":  # optimal: the length tasks.yaml records
+        assert len(read.steps) == 11
+
+
+@pytest.mark.parametrize("planner", ["astar", "lama"])
+def test_a_planner_answers_unsolvable_on_an_unsolvable_task(tmp_path, planner):
+    answer = plan(planner, folder(tmp_path, "p09"), 60)
+    assert answer.status == "unsolvable" and answer.plan is None
+    assert answer.text(planner, 60) == "UNSOLVABLE"
+
+
+def test_past_its_budget_a_planner_says_so_and_gives_no_answer(tmp_path):
+    answer = plan("astar", folder(tmp_path, "p08"), 0.0)
+    assert answer.status == "limit"
+    text = answer.text("astar", 0.0)
+    assert text.startswith("No plan: planner/astar stopped after")
+    assert extract(text, frozenset({"pick", "move", "drop"})).kind != "plan"
+
+
+def test_an_unknown_planner_is_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="planner/lama, planner/astar"):
+        plan("ff", folder(tmp_path, "p01"), 1)
+
+
+def test_a_planner_runs_the_offline_planner_method_alone_at_its_timeout():
+    config = {"models": [{"name": "oracle", "model": "reference/oracle"},
+                         {"name": "astar", "model": "planner/astar", "timeout": 30}],
+              "offline": {"methods": ["direct", "cot"]},
+              "online": {"methods": ["react"]}, "curriculum": {"tests": ["t1"]}}
+    view = planner_view(config)
+    assert view["offline"]["methods"] == ["planner"] and "online" not in view
+    experiment = Experiment.from_dict(config)
+    oracle, astar = experiment.models
+    assert astar.is_planner and astar.in_process and astar.tier == "planner"
+    assert astar.reference == {"seconds": 30.0}
+    assert experiment.for_model(astar).section("offline").methods == ("planner",)
+    assert set(experiment.for_model(oracle).section("offline").methods) == {"direct", "cot"}
+
+
+def test_an_llm_cannot_be_given_the_planner_method():
+    config = {"models": [{"name": "m", "model": "openai/gpt-4o"}],
+              "offline": {"methods": ["direct", "planner"]}}
+    with pytest.raises(ConfigError, match=r"offline\.methods: 'planner'"):
+        Experiment.from_dict(config)
