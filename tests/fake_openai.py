@@ -34,6 +34,17 @@ def reply(text: str, prompt_tokens: int = 10, completion_tokens: int = 5) -> dic
                   "total_tokens": prompt_tokens + completion_tokens}}}
 
 
+def thought(text: str, reasoning: str, reasoning_tokens: int, prompt_tokens: int = 10,
+            completion_tokens: int = 50) -> dict:
+    """A reasoning model's reply: its reasoning text beside the answer (`reasoning_content`,
+    as DeepSeek's and vLLM's servers send it) and the reasoning tokens among the completion
+    tokens (`completion_tokens_details.reasoning_tokens`, as OpenAI's o-series report them)."""
+    step = reply(text, prompt_tokens, completion_tokens)
+    step["body"]["choices"][0]["message"]["reasoning_content"] = reasoning
+    step["body"]["usage"]["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
+    return step
+
+
 def tool_call(name: str, arguments: str | dict | None = None, call_id: str = "call_1",
               text: str = "") -> dict:
     """A reply that calls one tool natively; `arguments` may be a broken JSON string."""

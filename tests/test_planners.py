@@ -80,3 +80,34 @@ def test_an_llm_cannot_be_given_the_planner_method():
               "offline": {"methods": ["direct", "planner"]}}
     with pytest.raises(ConfigError, match=r"offline\.methods: 'planner'"):
         Experiment.from_dict(config)
+
+
+def test_a_planner_episode_takes_the_models_path_at_cost_zero_and_keeps_its_seconds(tmp_path):
+    """Through the client, as the shard runs it: the row is judged like a model's, costs
+    nothing with its source said, and a rerun answered from the cache keeps the seconds the
+    planner took (its measure), where a model's cached reply reports none."""
+    import asyncio
+
+    from planaudit.experiment import ModelEntry
+    from planaudit.llm.cache import Cache
+    from planaudit.llm.client import Client
+    from planaudit.offline.run import run_episode
+    from tests.test_reference import task_dir
+
+    entry = ModelEntry.from_dict({"name": "astar", "model": "planner/astar", "timeout": 60})
+    rows = []
+    for name in ("gripper/p03", "gripper/p09", "gripper/p03"):
+        task = task_dir(name, str(tmp_path / "suite"))
+        client = Client(entry.client(), Cache(tmp_path / "cache"))
+        row, _ = asyncio.run(run_episode(
+            client, "planner", {}, task, task_name=name, reference_meta=entry.reference,
+            tier=entry.tier))
+        rows.append(row)
+    first, unsolvable, again = rows
+    assert first["outcome"] == "success" and first["plan_length"] == first["optimal_length"]
+    assert unsolvable["outcome"] == "detected"
+    assert first["model_tier"] == "planner" and first["reference"] is False
+    assert first["cost_usd"] == 0.0 and first["price_source"] == "planner (no model call)"
+    assert first["input_tokens"] == first["output_tokens"] == 0
+    assert first["latency_s"] > 0 and again["cache_hits"] == 1
+    assert again["latency_s"] == first["latency_s"]

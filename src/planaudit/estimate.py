@@ -38,6 +38,8 @@ from planaudit.experiment import Experiment
 from planaudit.llm.batch import Batching
 from planaudit.regime import regimes
 
+# reasoning tokens a call is assumed to spend at each effort (estimate.reasoning_tokens)
+DEFAULT_REASONING_TOKENS = {"low": 1024, "medium": 4096, "high": 16384}
 DEFAULT_OUTPUT_TOKENS = {"final": 400, "reasoning": 800, "critique": 200, "score": 5,
                          "act": 150, "critic": 100, "reflect": 80, "formalize": 1000}
 
@@ -61,9 +63,11 @@ def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
     import litellm
 
     out_tokens = {**DEFAULT_OUTPUT_TOKENS, **experiment.output_tokens}
+    thinking = {**DEFAULT_REASONING_TOKENS, **experiment.reasoning_tokens}
     rows = []
     for entry in experiment.models:
         cfg = entry.client()
+        extra = reasoning_per_call(cfg.reasoning, thinking)
         count_model = "gpt-4o" if cfg.model.startswith("reference/") else cfg.model
 
         def counter(messages, _m=count_model):
@@ -78,12 +82,23 @@ def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
         for name, regime in regimes().items():
             rate = batching.rate if batching is not None and regime.batch else None
             for e in regime.estimate(mine, entry, suite_dir, out_tokens, counter):
-                usd = _usd(cfg, e.input_tokens, e.output_tokens) * (1.0 if rate is None else rate)
+                tout = e.output_tokens + e.calls * extra  # reasoning is billed as output
+                usd = _usd(cfg, e.input_tokens, tout) * (1.0 if rate is None else rate)
                 rows.append(Estimate(cfg.name, e.method, name, e.tasks, e.calls,
-                                     e.input_tokens, e.output_tokens, usd, rate,
+                                     e.input_tokens, tout, usd, rate,
                                      waves.get((name, e.method), e.waves),
                                      entry.max_waves if rate is not None else None))
     return rows
+
+
+def reasoning_per_call(reasoning: dict | None, assumed: dict[str, int]) -> int:
+    """The reasoning tokens the bill assumes a call spends: the effort's assumption, or a
+    token budget itself (the most it may spend); 0 without reasoning."""
+    if not reasoning:
+        return 0
+    if "effort" in reasoning:
+        return int(assumed[reasoning["effort"]])
+    return int(reasoning["budget_tokens"])
 
 
 def _usd(cfg, tin: int, tout: int) -> float:

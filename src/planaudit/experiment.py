@@ -217,6 +217,8 @@ class Experiment:
     results: str
     suite: Mapping[str, Any]
     output_tokens: Mapping[str, int]  # estimate.output_tokens: the bill's assumed replies
+    # estimate.reasoning_tokens: the reasoning tokens a call is assumed to spend per effort
+    reasoning_tokens: Mapping[str, int]
     # the sections a model that is not a reference model runs: only what the user's own
     # files name (`planaudit.config.restrict`); the same as `sections` when all is named
     paid: Mapping[str, Section] | None = None
@@ -247,6 +249,7 @@ class Experiment:
             results=config.get("results", "results"),
             suite=copy.deepcopy(dict(config.get("suite") or {})),
             output_tokens=dict((config.get("estimate") or {}).get("output_tokens") or {}),
+            reasoning_tokens=dict((config.get("estimate") or {}).get("reasoning_tokens") or {}),
             paid=None if named is None else sections(restrict(config, named)),
             planned=sections(planner_view(config)))
         return dataclasses.replace(experiment, models=tuple(

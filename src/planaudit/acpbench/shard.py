@@ -90,6 +90,7 @@ def make_row(q: Question, j: Judgement | None, call, base: dict, error: str | No
         "truncated": call.truncated, "source": q.source,
         "verdict": j.verdict if j else None, "verdict_detail": (j.detail or None) if j else None,
         "n_calls": 1, "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
+        "reasoning_tokens": call.reasoning_tokens,
         "cost_usd": call.cost_usd, "price_source": price_source([call]),
         "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
     }

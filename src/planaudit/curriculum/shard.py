@@ -137,6 +137,7 @@ def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str |
         "score_type": extra.get("type") if case.test == "t3" and verdict else None,
         "score_explanation": extra.get("explanation") if case.test == "t3" and verdict else None,
         "n_calls": 1, "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
+        "reasoning_tokens": call.reasoning_tokens,
         "cost_usd": call.cost_usd, "price_source": price_source([call]),
         "latency_s": call.latency_s, "cache_hits": int(call.cache_hit),
     }

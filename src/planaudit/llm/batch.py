@@ -295,11 +295,13 @@ class Batches:
         message = choice.get("message") or {}
         usage = body.get("usage") or {}
         tin, tout = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        thought = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
         cost, source = self.client.priced(tin, tout)
         return Call(message.get("content"), message.get("tool_calls") or [], tin, tout,
                     None if cost is None else cost * self.batching.rate, 0.0, False, 1,
                     finish_reason=choice.get("finish_reason"), batch=batch_id,
-                    price_source=source)
+                    price_source=source, reasoning_tokens=None if thought is None else int(thought),
+                    reasoning=message.get("reasoning_content") or None)
 
 
 async def in_waves(client: Client, batching: Batching | None,

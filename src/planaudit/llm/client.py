@@ -49,6 +49,9 @@ class ModelConfig:
     tool_choice: str = "auto"
     # a timed-out request retried? None: yes for a provider, no for a server at api_base
     retry_timeouts: bool | None = None
+    # reasoning as a factor: {"effort": "low"|"medium"|"high"} (litellm's reasoning_effort)
+    # or {"budget_tokens": N} (litellm's thinking); part of every request's cache key
+    reasoning: dict | None = None
 
     def __post_init__(self) -> None:
         if self.timeout is None:
@@ -77,6 +80,10 @@ class Call:
     # <version>" (the installed litellm's bundled map), "reference" (a reference model
     # with no configured price costs nothing); None: no price (or no reply)
     price_source: str | None = None
+    # the reasoning tokens the provider reports among output_tokens (None: it reports none)
+    # and its reasoning text: kept in the transcript, never read as the answer
+    reasoning_tokens: int | None = None
+    reasoning: str | None = None
 
     @property
     def truncated(self) -> bool:
@@ -84,6 +91,13 @@ class Call:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def reasoning_tokens(calls: list[Call]) -> int | None:
+    """An episode's reasoning tokens: the sum over the calls whose provider reported them;
+    None when none did (not 0: a provider that does not say has not said "none")."""
+    known = [c.reasoning_tokens for c in calls if c.reasoning_tokens is not None]
+    return sum(known) if known else None
 
 
 def total_cost(calls: list[Call]) -> float | None:
@@ -122,6 +136,24 @@ def litellm_prices() -> str:
 
 
 TOOL_CHOICES = ("auto", "required", "omit")
+EFFORTS = ("low", "medium", "high")
+# one reply: (text, tool calls, prompt tokens, completion tokens, finish reason, what else the
+# provider said: reasoning tokens and text)
+Sent = tuple[str | None, list[dict], int, int, str | None, dict]
+
+
+def reasoning_kwargs(reasoning: dict | None) -> dict:
+    """litellm's own parameters for a model entry's `reasoning`: `reasoning_effort` for an
+    effort (OpenAI's o-series and GPT-5, Gemini, DeepSeek map it), `thinking` with a token
+    budget (Anthropic's extended thinking, which litellm passes on as written)."""
+    if not reasoning:
+        return {}
+    if "effort" in reasoning:
+        if reasoning["effort"] not in EFFORTS:
+            raise ValueError(f"reasoning.effort {reasoning['effort']!r}: use one of "
+                             + ", ".join(EFFORTS))
+        return {"reasoning_effort": reasoning["effort"]}
+    return {"thinking": {"type": "enabled", "budget_tokens": int(reasoning["budget_tokens"])}}
 # what a call left for a batch says (batch mode's collect passes; never cached, never a row)
 DEFERRED = "deferred to a batch"
 
@@ -283,6 +315,8 @@ class Client:
                    "metadata": metadata, "api_base": self.cfg.api_base}
         if tools and self.cfg.tool_choice != "auto":  # "auto" keys as before it was sent
             request["tool_choice"] = self.cfg.tool_choice
+        if self.cfg.reasoning:  # absent, the key is what it was before reasoning was a factor
+            request["reasoning"] = self.cfg.reasoning
         key = cache_key(self._keyed(request))
         hit = self.cache.get(key)
         if hit is None and key != (legacy := cache_key(request)):
@@ -342,13 +376,14 @@ class Client:
                 kwargs["tool_choice"] = choice
         if request["metadata"]:
             kwargs["metadata"] = request["metadata"]
+        kwargs.update(reasoning_kwargs(request.get("reasoning")))
         if self.cfg.api_base:
             kwargs["api_base"] = self.cfg.api_base
         if key := self._api_key():
             kwargs["api_key"] = key
         return kwargs
 
-    async def _litellm(self, request: dict) -> tuple[str | None, list[dict], int, int, str | None]:
+    async def _litellm(self, request: dict) -> Sent:
         import litellm
 
         litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
@@ -359,16 +394,20 @@ class Client:
         usage = getattr(resp, "usage", None)
         tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
                       for tc in (getattr(choice.message, "tool_calls", None) or [])]
+        details = getattr(usage, "completion_tokens_details", None)
+        thought = getattr(details, "reasoning_tokens", None) if details is not None else None
         return (choice.message.content, tool_calls,
                 int(getattr(usage, "prompt_tokens", 0) or 0),
                 int(getattr(usage, "completion_tokens", 0) or 0),
-                getattr(choice, "finish_reason", None))
+                getattr(choice, "finish_reason", None),
+                {"reasoning_tokens": None if thought is None else int(thought),
+                 "reasoning": getattr(choice.message, "reasoning_content", None) or None})
 
-    async def _reference(self, request: dict) -> tuple[str | None, list[dict], int, int, str | None]:
+    async def _reference(self, request: dict) -> Sent:
         variant = request["model"].split("/", 1)[1]
         content, tool_calls, tin, tout = handler(self.local)(
             variant, request["messages"], request["metadata"] or {})
-        return content, tool_calls, tin, tout, "tool_calls" if tool_calls else "stop"
+        return content, tool_calls, tin, tout, "tool_calls" if tool_calls else "stop", {}
 
     async def _call(self, request: dict) -> Call:
         send = self._reference if self.reference else self._litellm
@@ -376,7 +415,7 @@ class Client:
         for attempt in range(self.cfg.max_retries + 1):
             start = time.perf_counter()
             try:
-                content, tool_calls, tin, tout, finish = await send(request)
+                content, tool_calls, tin, tout, finish, extra = await send(request)
             except Exception as exc:  # litellm maps every provider failure to its own types
                 error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
                 timeout_kept = not self.reference and not self.cfg.retry_timeouts and _timed_out(exc)
@@ -398,5 +437,5 @@ class Client:
                 continue
             cost, source = self.priced(tin, tout)
             return Call(content, tool_calls, tin, tout, cost, time.perf_counter() - start,
-                        False, attempt + 1, finish_reason=finish, price_source=source)
+                        False, attempt + 1, finish_reason=finish, price_source=source, **extra)
         return Call(None, attempts=self.cfg.max_retries + 1, error=error)

@@ -24,7 +24,14 @@ from planaudit.formal.plan import format_step
 from planaudit.formal.repair import levenshtein, repair
 from planaudit.formal.sexpr import PDDLError
 from planaudit.formal.witness import run_val
-from planaudit.llm.client import Call, Client, context_exhausted, price_source, total_cost
+from planaudit.llm.client import (
+    Call,
+    Client,
+    context_exhausted,
+    price_source,
+    reasoning_tokens,
+    total_cost,
+)
 from planaudit.offline.strategies import STRATEGIES, Context
 from planaudit.suite.brief import BriefError, Renderer, RenderFailed, load_templates
 
@@ -196,6 +203,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                          if row["success"] and row["plan_length"] else None)
     row.update(n_calls=len(calls), input_tokens=_sum(calls, "input_tokens"),
                output_tokens=_sum(calls, "output_tokens"), cost_usd=total_cost(calls),
+               reasoning_tokens=reasoning_tokens(calls),
                price_source=price_source(calls),
                latency_s=_sum(calls, "latency_s"), cache_hits=sum(c.cache_hit for c in calls),
                config_hash=config_hash, code_version=__version__)

@@ -16,7 +16,14 @@ from planaudit.compliance.assess import assessment
 from planaudit.compliance.settings import PlanSetting
 from planaudit.episode import failure_record, online_outcome
 from planaudit.formal import load_task
-from planaudit.llm.client import Call, Client, context_exhausted, price_source, total_cost
+from planaudit.llm.client import (
+    Call,
+    Client,
+    context_exhausted,
+    price_source,
+    reasoning_tokens,
+    total_cost,
+)
 from planaudit.online.architectures import ARCHITECTURES, Agent
 from planaudit.online.environment import Environment
 from planaudit.suite.brief import Renderer, RenderFailed, load_templates
@@ -112,6 +119,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "truncated": bool(deciding) and deciding[-1].truncated,
         "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
         "output_tokens": sum(x.output_tokens for x in calls),
+        "reasoning_tokens": reasoning_tokens(calls),
         "cost_usd": total_cost(calls), "price_source": price_source(calls),
         "latency_s": sum(x.latency_s for x in calls),
         "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
