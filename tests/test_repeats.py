@@ -43,3 +43,56 @@ def test_bad_counts_are_refused():
         pass_hat(5, 4, 2)
     with pytest.raises(ValueError, match="unknown estimate"):
         estimate([(1, 2)], k=1, kind="pass-k")
+
+
+def test_pass_k_of_a_four_epoch_offline_run_is_the_formula_by_hand(tmp_path):
+    """The flawed reference run 4 times over a few tasks (offline.epochs: 4, each repeat its
+    own calls and draws): the pass_k table's pass^k and pass@k equal C(c,k)/C(n,k) and
+    1 - C(n-c,k)/C(n,k) recomputed here from the rows, and the caption states it."""
+    from math import comb
+
+    import polars as pl
+
+    from planaudit.analysis.report import TABLE_CAPTIONS
+    from planaudit.analysis.tables import build_tables
+    from planaudit.experiment import Experiment
+    from planaudit.shard import run_shard
+    from tests.test_reference import task_dir
+
+    suite = tmp_path / "suite"
+    names = ("blocksworld/p04", "blocksworld/p09", "gripper/p03", "gripper/p09", "logistics/p03")
+    for name in names:
+        task_dir(name, str(suite))
+    exp = Experiment.from_dict({
+        "models": [{"name": "flawed", "model": "reference/flawed", "tier": "reference",
+                    "seed": 1, "faults": {"drop_action": 0.4, "plan_on_unsolvable": 0.5}}],
+        "offline": {"methods": ["direct"], "epochs": 4}, "cache": str(tmp_path / "cache")})
+    frames = run_shard(exp, exp.models[0], exp.method("offline", "direct"),
+                       ["blocksworld", "gripper", "logistics"], suite,
+                       tmp_path / "{domain}.parquet", tmp_path / "transcripts" / "{domain}")
+    rows = pl.concat(list(frames.values()), how="diagonal_relaxed")
+    assert rows.height == 4 * len(names) and sorted(set(rows["epoch"])) == [0, 1, 2, 3]
+    right = rows.with_columns((pl.col("success") | pl.col("detected")).alias("r"))
+    per_task = right.group_by("domain", "task").agg(pl.col("r").sum().alias("c"))
+    cs = per_task["c"].to_list()
+    assert len(set(cs)) > 1  # the repeats differ: a control with something to estimate
+    table = build_tables(rows, n_resamples=200)["pass_k"]
+    assert table["k"].to_list() == [1, 2, 4] and set(table["epochs"]) == {4}
+    for k in (1, 2, 4):
+        got = table.filter(pl.col("k") == k).row(0, named=True)
+        assert got["pass_hat_k"] == pytest.approx(sum(comb(c, k) / comb(4, k) for c in cs) / 5)
+        assert got["pass_at_k"] == pytest.approx(
+            sum(1 - comb(4 - c, k) / comb(4, k) for c in cs) / 5)
+        assert got["short"] == 0 and got["tasks"] == 5
+    caption = TABLE_CAPTIONS["pass_k"]
+    assert "C(c,k)/C(n,k)" in caption and "resamples tasks" in caption
+    # the main table counts the first repeat alone: one trial a task
+    assert build_tables(rows, n_resamples=50)["main"]["n_tasks"].to_list() == [5]
+    # a rerun of the whole run is answered from the cache, repeat by repeat
+    again = run_shard(exp, exp.models[0], exp.method("offline", "direct"),
+                      ["blocksworld", "gripper", "logistics"], suite,
+                      tmp_path / "again-{domain}.parquet", tmp_path / "again" / "{domain}")
+    rerun = pl.concat(list(again.values()), how="diagonal_relaxed")
+    assert (rerun["cache_hits"] == rerun["n_calls"]).all()
+    assert rerun.sort("domain", "task", "epoch")["outcome"].to_list() == rows.sort(
+        "domain", "task", "epoch")["outcome"].to_list()

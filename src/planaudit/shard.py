@@ -287,8 +287,10 @@ def calibration_columns(entry: ModelEntry, params: MethodParams, folder: Path, t
         return {}
     from planaudit.reference.expected import expectation, resolve
 
-    meta = {"task_dir": str(folder), "task": task_name, "sample": epoch,
-            **(entry.reference or {})}
+    # online a repeat is a sample; elsewhere (offline) the epoch itself, from the second on
+    repeat = ({"sample": epoch} if params.regime == "online"
+              else {"sample": 0, **({"epoch": epoch} if epoch else {})})
+    meta = {"task_dir": str(folder), "task": task_name, **repeat, **(entry.reference or {})}
     witness = resolve("auto")  # VAL where installed: the row says which judged
     found = expectation(meta, params.regime, params.method, params.to_dict(), witness=witness)
     expected, predicted = found if found is not None else (None, None)

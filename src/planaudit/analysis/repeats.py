@@ -1,5 +1,5 @@
-"""pass@k and pass^k over repeated trials (issue 47, the estimators only: no regime runs
-repeats through them yet).
+"""pass@k and pass^k over repeated trials: the estimators of the pass_k table
+(`tables.pass_k_table`), from the repeats a regime's `epochs` runs.
 
 With n trials of a task of which c succeeded, the unbiased estimators are
 pass@k = 1 - C(n-c, k) / C(n, k) (at least one of k trials succeeds; Chen et al. 2021)

@@ -28,7 +28,7 @@ from planaudit.analysis.rows import PLANNER_SUFFIX, REFERENCE_SUFFIX
 from planaudit.analysis.tables import main_rows
 
 TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance", "compliance_tests",
-               "settings", "determinism", "per_domain", "outcomes", "per_task", "power", "witness",
+               "settings", "determinism", "pass_k", "per_domain", "outcomes", "per_task", "power", "witness",
                "repair", "curriculum", "acpbench", "disguise")
 TABLE_CAPTIONS = {
     "same_tasks": "The main table on the tasks people planned only (a study's instances, "
@@ -173,6 +173,14 @@ TABLE_CAPTIONS = {
                 "(reference models apart); the _deterministic columns repeat the test on the "
                 "tasks whose outcome was the same in every repeat (online.epochs) of both "
                 "settings.",
+    "pass_k": "Repeats (offline, online and formalize epochs): per configuration run more than "
+              "once, pass@k (at least one of k repeats right: 1 - C(n-c,k)/C(n,k)) and pass^k "
+              "(all k repeats right, τ-bench's convention: C(c,k)/C(n,k)), each estimated "
+              "without bias from a task's n counted repeats of which c were right (success, "
+              "or detection on an unsolvable task), averaged over tasks, with a 95% bootstrap "
+              "interval that resamples tasks, not repeats. short: tasks with fewer than k "
+              "repeats, left out and never extrapolated. Every other table counts the first "
+              "repeat only.",
     "determinism": "Repeats (online.epochs): per model × architecture × setting, the tasks whose "
                    "outcome was the same in every repeat (the deterministic subset), and success on "
                    "solvable tasks on that subset and over all repeats.",

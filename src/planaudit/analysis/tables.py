@@ -621,15 +621,22 @@ def acpbench_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> 
                                       **{m: pl.String for m in models}})
 
 
-def fold_settings(ep: pl.DataFrame) -> pl.DataFrame:
+def first_repeat(ep: pl.DataFrame) -> pl.DataFrame:
+    """The first repeat of every episode (epoch 0, or no epoch): what every table but
+    pass_k (and the compliance tables' determinism) counts, so that a task is one trial."""
+    return ep.filter(pl.col("epoch").fill_null(0) == 0) if "epoch" in ep.columns else ep
+
+
+def fold_settings(ep: pl.DataFrame, repeats: bool = False) -> pl.DataFrame:
     """The rows as the configuration tables and figures see them: an online row run under a
     plan setting other than `none` counts as the method `architecture+setting` (so
     `react+standard` is a configuration beside `react`), and only the first repeat
-    (`online.epochs`) counts; the compliance tables read the settings and repeats apart."""
+    (`epochs`) counts unless `repeats`; the compliance tables read the settings and repeats
+    apart."""
+    if not repeats:
+        ep = first_repeat(ep)
     if "plan_setting" not in ep.columns:
         return ep
-    if "epoch" in ep.columns:
-        ep = ep.filter(pl.col("epoch").fill_null(0) == 0)
     setting = pl.col("plan_setting")
     folded = pl.when(setting.is_not_null() & (setting != "none")).then(
         pl.col("method") + "+" + setting).otherwise(pl.col("method"))
@@ -675,13 +682,55 @@ def disguise_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=DISGUISE)
 
 
+PASS_K = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "method": pl.String,
+          "tasks": pl.Int64, "epochs": pl.Int64, "k": pl.Int64, "pass_at_k": pl.Float64,
+          "pass_at_k_lo": pl.Float64, "pass_at_k_hi": pl.Float64, "pass_hat_k": pl.Float64,
+          "pass_hat_k_lo": pl.Float64, "pass_hat_k_hi": pl.Float64, "short": pl.Int64}
+
+
+def pass_k_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
+    """Per configuration run more than once (a regime's `epochs`): pass@k (at least one of
+    k repeats right) and pass^k (all k right), from each task's n counted repeats and c of
+    them right (success, or detection on an unsolvable task) as C(c,k)/C(n,k) and
+    1 - C(n-c,k)/C(n,k), unbiased; the mean over tasks with a bootstrap interval that
+    resamples tasks (`repeats.estimate`). k runs over 1, 2, 4, ... up to the most repeats;
+    a task with fewer than k is counted in `short` and left out, never extrapolated."""
+    from planaudit.analysis.repeats import estimate
+
+    rows = fold_settings(undisguised(pl.concat([main_rows(ep), versus_rows(ep)],
+                                               how="diagonal_relaxed")), repeats=True)
+    if "epoch" not in rows.columns or rows.filter(pl.col("epoch").fill_null(0) > 0).is_empty():
+        return pl.DataFrame(schema=PASS_K)
+    out = []
+    counted = rows.filter(OK).with_columns(SCORE.alias("right"))
+    for g in _labelled(counted).partition_by(CONFIG, maintain_order=True):
+        per_task = g.group_by(PAIR).agg(pl.col("right").sum().alias("c"),
+                                        pl.len().alias("n")).sort(PAIR)
+        most = int(per_task["n"].max())
+        if most < 2:
+            continue
+        trials = list(zip(per_task["c"].to_list(), per_task["n"].to_list(), strict=True))
+        ks = sorted({*(2 ** i for i in range(most.bit_length()) if 2 ** i <= most), most})
+        for k in ks:
+            at = estimate(trials, k, "pass@k", seed, n_resamples)
+            hat = estimate(trials, k, "pass^k", seed, n_resamples)
+            out.append({"regime": g["regime"][0], "model": g["model"][0],
+                        "reference": g["reference"][0], "method": g["method"][0],
+                        "tasks": per_task.height, "epochs": most, "k": k,
+                        "pass_at_k": at.value, "pass_at_k_lo": at.lo, "pass_at_k_hi": at.hi,
+                        "pass_hat_k": hat.value, "pass_hat_k_lo": hat.lo,
+                        "pass_hat_k_hi": hat.hi, "short": hat.short})
+    return pl.DataFrame(out, schema=PASS_K)
+
+
 def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
                  alpha: float = 0.05) -> dict[str, pl.DataFrame]:
     """Every table; the curriculum's and ACPBench's rows go to their own tables only (the
     curriculum's registered with its regime, `regime_tables`; the others keep the offline
     and online regimes, whose outcomes and baselines they are built on: `main_rows`)."""
-    acpbench = acpbench_table(ep, seed, n_resamples)
-    everything, ep = ep, main_rows(ep)
+    acpbench = acpbench_table(first_repeat(ep), seed, n_resamples)
+    repeated = pass_k_table(ep, seed, n_resamples)
+    everything, ep = first_repeat(ep), main_rows(ep)
     beside = undisguised(beside_rows(everything))
     paired = undisguised(versus_rows(everything))
 
@@ -711,6 +760,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         **compliance_tables(raw, alpha),
         "disguise": disguise,
         "calibrator": calibrator,
+        "pass_k": repeated,
         **regime_tables(everything, seed, n_resamples),
         **versus_tables(everything, alpha),
     }

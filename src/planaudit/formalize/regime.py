@@ -24,7 +24,7 @@ from planaudit.regime import (
 )
 
 # the section's keys every job reads (the route's planner, the equivalence bound, the tasks)
-SHARED = ("max_tokens", "planner", "equivalence", "tasks")
+SHARED = ("max_tokens", "planner", "equivalence", "tasks", "epochs")
 
 
 def part(section: dict, method: str) -> dict:
@@ -75,8 +75,9 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
                 tin += counter(history)
                 history = [*history, {"role": "assistant", "content": reply},
                            {"role": "user", "content": FEEDBACK}]
-        rows.append(Estimated(method, len(folders), calls, tin, calls * out,
-                              waves=rounds + 1))
+        repeats = experiment.section("formalize").epochs  # every repeat pays again
+        rows.append(Estimated(method, len(folders), calls * repeats, tin * repeats,
+                              calls * repeats * out, waves=rounds + 1))
     return rows
 
 
@@ -129,7 +130,7 @@ register(Regime(
     "on it, and the hidden model judges the files and the route's plan", jobs=jobs,
     layout=("model", "method", "domain"), columns=row_columns(__file__),
     add_parser=_add_parser, estimate=estimate, episode=episode, rank=4, batch=False,
-    choices=("methods",), waves=waves, versus="offline",
+    choices=("methods",), waves=waves, versus="offline", epochs=True,
     tables={"formalize": _table, "formalize_faults": _faults},
     drawings={"formalize": Drawing(CAPTION, _draw)},
     report=_report))

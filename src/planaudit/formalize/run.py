@@ -121,9 +121,12 @@ def fault_seeded(model: str, folder: Path, task_name: str, method: str,
 
 async def run_episode(client, method: str, params: dict, folder: Path, *, task_name: str,
                       limits: Limits | None = None, reference_meta: dict | None = None,
-                      config_hash: str = "", tier: str = "") -> tuple[dict, list[dict]]:
+                      config_hash: str = "", tier: str = "",
+                      epoch: int = 0) -> tuple[dict, list[dict]]:
     """The row and the transcript of one episode of `method` on the task in `folder`;
-    `reference_meta` (a reference formalizer's fault rates and seed) goes with each call."""
+    `reference_meta` (a reference formalizer's fault rates and seed) goes with each call,
+    and `epoch` (formalize.epochs) from the second repeat on: its own cache key and draws."""
+    repeat = {"epoch": epoch} if epoch else {}
     brief = json.loads((folder / "brief.json").read_text())
     truth = json.loads((folder / "truth.json").read_text())
     hidden_domain = (folder / "domain.pddl").read_text()
@@ -142,7 +145,8 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      metadata={"task_dir": str(folder), "task": task_name,
                                                "purpose": "formalize", "method": base,
-                                               "round": round_, **(reference_meta or {})})
+                                               "round": round_, **repeat,
+                                               **(reference_meta or {})})
         calls.append(call)
         transcript.append({"purpose": "formalize", "round": round_, "messages": list(history),
                            "call": call.to_json()})
@@ -175,7 +179,8 @@ async def run_episode(client, method: str, params: dict, folder: Path, *, task_n
     row = _row(client, method, task_name, truth, j, error, reason, calls)
     row.update(first_faulty=faulty(first),
                fault_seeded=fault_seeded(client.cfg.model, folder, task_name, base,
-                                         reference_meta),
+                                         {**repeat, **(reference_meta or {})}),
+               epoch=epoch,
                model_tier=tier or client.cfg.tier, config_hash=config_hash,
                code_version=__version__)
     transcript.append({"ending": row["outcome"], "outcome": row["outcome"], "error": error})

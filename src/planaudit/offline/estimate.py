@@ -50,8 +50,9 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
     for method in methods:
         params = experiment.method("offline", method).to_dict()
         calls = tin = tout = 0
+        repeats = experiment.section("offline").epochs  # every repeat pays again
         for brief in briefs:
             c, i, o = asyncio.run(count(method, params, brief, out_tokens, counter))
-            calls, tin, tout = calls + c, tin + i, tout + o
+            calls, tin, tout = calls + c * repeats, tin + i * repeats, tout + o * repeats
         rows.append(Estimated(method, len(briefs), calls, tin, tout))
     return rows

@@ -17,7 +17,8 @@ def part(section: dict, method: str) -> dict:
     """The slice of the `offline` section one strategy's job depends on."""
     found = {"methods": [method], "max_tokens": section.get("max_tokens", 4096),
              "params": {method: section.get("params", {}).get(method, {})}}
-    for key in ("witness", "repair"):  # VAL, heuristic mode: a change reruns every job
+    for key in ("witness", "repair", "epochs"):  # VAL, heuristic mode, repeats: a change
+        # reruns every job (the cache answers every episode already run)
         if key in section:
             found[key] = section[key]
     return found
@@ -51,5 +52,5 @@ register(Regime(
     "from the briefs, judged against the hidden model", jobs=jobs,
     layout=("model", "method", "domain"), columns=row_columns(__file__),
     add_parser=lambda sub, config_arg: shard.add_parser(sub, "offline", config_arg),
-    estimate=estimate, episode=episode, rank=0, batch=True, choices=("methods",),
+    estimate=estimate, episode=episode, rank=0, batch=True, choices=("methods",), epochs=True,
     waves=waves))

@@ -116,7 +116,10 @@ def _sum(calls: list[Call], attr: str):
 
 async def run_episode(client: Client, method: str, params: dict, folder: Path, *,
                       task_name: str, config_hash: str = "", reference_meta: dict | None = None,
-                      tier: str = "") -> tuple[dict, list[dict]]:
+                      tier: str = "", epoch: int = 0) -> tuple[dict, list[dict]]:
+    """One episode of `method`; `epoch` is the repeat (offline.epochs), in every call's
+    metadata past the first, so that each repeat is a distinct cache key (and a reference
+    model draws afresh) while the first keeps the key it always had."""
     brief = json.loads((folder / "brief.json").read_text())
     truth = json.loads((folder / "truth.json").read_text())
     task = load_task(folder / "domain.pddl", folder / "problem.pddl")
@@ -128,7 +131,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     async def ask(messages, purpose="final", temperature=None, sample=0) -> str:
         temp = float(params.get("temperature", 0.0)) if temperature is None else temperature
         meta = {"task_dir": str(folder), "task": task_name, "purpose": purpose,
-                "sample": sample, **(reference_meta or {})}
+                "sample": sample, **({"epoch": epoch} if epoch else {}), **(reference_meta or {})}
         call = await client.complete(messages, temperature=temp,
                                      max_tokens=int(params.get("max_tokens", 4096)),
                                      sample=sample, metadata=meta)
@@ -148,6 +151,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     solvable = bool(truth["solvable"])
     row = {
         "regime": "offline", "model": client.cfg.name, "model_tier": tier or client.cfg.tier,
+        "epoch": epoch,
         "reference": client.cfg.model.startswith("reference/"), "method": method,
         "domain": domain, "task": name, "solvable": solvable,
         "optimal_length": truth["optimal_length"],

@@ -13,6 +13,8 @@ import json
 import random
 from pathlib import Path
 
+from planaudit.reference.draws import draw_key
+
 FAULTS = ("drop_action", "swap_adjacent", "wrong_argument", "unknown_object",
           "unsolvable_on_solvable", "plan_on_unsolvable", "drop_fact", "flip_verdict")
 
@@ -99,7 +101,7 @@ def curriculum_answer(variant: str, meta: dict) -> str:
     if variant != "flawed":
         raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
     faults = meta.get("faults", {})
-    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
+    rng = random.Random(draw_key(meta))
     kind = meta.get("answer_kind")
     lines = [ln for ln in text.strip().strip("`").splitlines() if ln.strip()]
     if kind == "plan":
@@ -122,7 +124,7 @@ def acpbench_answer(variant: str, meta: dict) -> str:
         return meta["answer"]
     if variant != "flawed":
         raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
-    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
+    rng = random.Random(draw_key(meta))
     if rng.random() < float(meta.get("faults", {}).get("wrong_answer", 0.0)):
         return meta["wrong"]
     return meta["answer"]
@@ -132,7 +134,7 @@ def _flawed_answer(folder: Path, truth: dict, meta: dict) -> str:
     # seeded by the task, whatever its disguise (`p01@deceptive` draws as `p01` does), so
     # that the flawed reference is as blind to disguises as the oracle
     task = str(meta.get("task", folder)).partition("@")[0]
-    rng = random.Random(f"{meta.get('seed', 0)}:{task}:{meta.get('sample', 0)}")
+    rng = random.Random(draw_key(meta, task))
     names = json.loads((folder / "names.json").read_text())
     objects = sorted((names["objects"] if "disguise" in names else names).values())
 

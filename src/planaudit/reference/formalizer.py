@@ -34,6 +34,7 @@ from planaudit.formal.plan import parse_plan
 from planaudit.formal.syntax import Domain, Problem
 from planaudit.formal.task import atom_indices
 from planaudit.formal.validate import validate
+from planaudit.reference.draws import draw_key
 
 PROBLEM_KINDS = ("init-dropped", "goal-wrong", "type-wrong")
 DOMAIN_KINDS = ("precondition-dropped", "effect-swapped")
@@ -229,7 +230,7 @@ def written(meta: dict) -> tuple[dict[str, str], Fault | None]:
     kinds = ("domain", "problem") if meta.get("method") == "domain-and-problem" else ("problem",)
     task = load_task(folder / "domain.pddl", folder / "problem.pddl")
     truth = json.loads((folder / "truth.json").read_text())
-    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}")
+    rng = random.Random(draw_key(meta))
     rates = meta.get("faults") or {}
     fault = None
     for kind in KINDS:
@@ -249,8 +250,7 @@ def repaired(meta: dict) -> bool:
     round (`meta["round"]` >= 1: it was told what the user's tools said), at its
     `responses.repair` rate, one seeded draw per round."""
     rate = float((meta.get("responses") or {}).get("repair", 0.0))
-    rng = random.Random(f"{meta.get('seed', 0)}:{meta.get('task')}:{meta.get('sample', 0)}"
-                        f":repair:{meta.get('round', 0)}")
+    rng = random.Random(f"{draw_key(meta)}:repair:{meta.get('round', 0)}")
     return rng.random() < rate
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from planaudit.reference.draws import draw_key
 from planaudit.reference.faults import (
     MECHANICAL,
     Fault,
@@ -94,7 +95,7 @@ class Calibrator:
 def task_key(meta: dict) -> str:
     # seeded by the task whatever its disguise, as `reference/flawed` is
     task = str(meta.get("task", meta["task_dir"])).partition("@")[0]
-    return f"{meta.get('seed', 0)}:{task}:{meta.get('sample', 0)}"
+    return draw_key(meta, task)
 
 
 def calibrator(meta: dict) -> Calibrator:
