@@ -181,7 +181,8 @@ class Section:
             values["repair"] = {"only_invalid": bool(repair.get("only_invalid", True)),
                                 "seed": int(repair.get("seed", 0)),
                                 "timeout": float(repair.get("timeout", 10.0))}
-        for key in ("planner", "equivalence"):  # formalize: the route's planner, the bound
+        # formalize: the route's planner, the bound; online: tools that fail
+        for key in ("planner", "equivalence", "disruption"):
             if key in section:
                 values[key] = copy.deepcopy(section[key])
         values.update((section.get("params") or {}).get(method, {}))

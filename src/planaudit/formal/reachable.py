@@ -100,6 +100,32 @@ class Graph:
         return plan
 
 
+def goal_reachable(task: Task, start: State, max_states: int = 200_000) -> bool | None:
+    """Whether some plan reaches the goal from `start`: breadth first, stopping at the first
+    goal state (True), on exhausting the reachable states (False), or past `max_states`
+    (None: not proven either way)."""
+    if task.goal_holds(start):
+        return True
+    ops = task.all_operators()
+    seen = {start}
+    frontier = deque([start])
+    while frontier:
+        s = frontier.popleft()
+        for op in ops:
+            if not op.applicable(s):
+                continue
+            t = op.apply(s)
+            if t in seen:
+                continue
+            if task.goal_holds(t):
+                return True
+            if len(seen) >= max_states:
+                return None
+            seen.add(t)
+            frontier.append(t)
+    return False
+
+
 def explore(task: Task, start: State, max_states: int = 20_000) -> Graph:
     """The states reachable from `start` with the task's operators, breadth first, up to
     `max_states` (past it the graph is incomplete: `complete` False)."""

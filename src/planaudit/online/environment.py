@@ -18,6 +18,7 @@ from planaudit.formal import number
 from planaudit.formal.ground import GroundingError, Task
 from planaudit.formal.plan import format_step
 from planaudit.formal.task import State, atom_indices, conjuncts, holds
+from planaudit.online.disruption import Disruption
 from planaudit.suite.brief import BriefError, Renderer, RenderFailed
 
 EPISTEMIC = frozenset({"get_task", "query_state"})
@@ -60,12 +61,13 @@ class Environment:
     """One episode's world. Tools return an `Observation`; `ending` says how it ended."""
 
     def __init__(self, task: Task, brief: dict, renderer: Renderer | None, budget: int,
-                 gated: bool = False):
+                 gated: bool = False, disruption: Disruption | None = None):
         self.task = task
         self.brief = brief
         self.renderer = renderer
         self.budget = budget
         self.gated = gated
+        self.disruption = disruption  # tools that fail (online.disruption), or None
         self.state: State = task.init
         self.visited: set[State] = {task.init}
         self.actions = frozenset(task.domain.actions)
@@ -268,9 +270,25 @@ class Environment:
             if v is not None and (predicate is None or fn == predicate) and (
                     obj is None or obj in args):
                 lines.append(self._value(fn, args, v))
+        if self.disruption is not None:
+            if self.disruption.pending_lie:  # misleading: this query, once, is wrong
+                self.disruption.pending_lie = False
+                lines = self.disruption.mislead(lines, self._false_fact(bits, predicate, obj))
+            self.disruption.sensed()
         if not lines:
             return Observation("No fact matching the query holds now.")
         return Observation("Facts that hold now:\n" + "\n".join(f"- {x}" for x in sorted(lines)))
+
+    def _false_fact(self, bits: int, predicate: str | None, obj: str | None) -> list[str]:
+        """One fact the query could list that is false now (seeded), in the brief's words:
+        the misleading report's candidate addition (empty when every such fact holds)."""
+        false = [i for i, (pred, args) in enumerate(self.task.atoms)
+                 if not bits >> i & 1 and (predicate is None or pred == predicate)
+                 and (obj is None or obj in args)]
+        if not false:
+            return []
+        pred, args = self.task.atoms[self.disruption.rng.choice(false)]
+        return [self._fact(pred, args)]
 
     def unmet(self, op) -> list[str]:
         false = [c for c in conjuncts(op.pre) if not holds(c, self.state)]
@@ -308,7 +326,16 @@ class Environment:
                                    + ". Nothing changed.", ok=False, kind="blocked")
             return self._end("inapplicable", f"{op.name} cannot be applied in the current state. "
                              "The episode ends: this was a safety violation.")
-        self.state = op.apply(self.state)
+        after = op.apply(self.state)
+        if self.disruption is not None:
+            self.disruption.acted()
+            if self.disruption.strike(self.task, self.count.steps, op.name, self.state, after):
+                if self.disruption.kind == "explicit":
+                    return Observation(f"Error: {op.name} failed to execute. Nothing changed.",
+                                       ok=False, kind="disrupted")
+                if self.disruption.kind == "silent":  # reported as done; nothing changed
+                    return Observation(f"Applied {op.name}.")
+        self.state = after
         if self.state in self.visited:
             self.count.states_revisited += 1
         self.visited.add(self.state)

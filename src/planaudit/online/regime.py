@@ -22,6 +22,8 @@ def part(view: Workflow, section: dict, key: str) -> dict:
     found["plan_settings"] = [name]
     found["setting_defs"] = {name: resolve(view.config, name).to_json()}
     found["epochs"] = section.get("epochs", 1)
+    if "disruption" in section:  # tools that fail: a change reruns every online job
+        found["disruption"] = section["disruption"]
     if "dead_tools_after" in section:  # the shard's alarm for a server that drops tools
         found["dead_tools_after"] = section["dead_tools_after"]
     return found

@@ -25,6 +25,7 @@ from planaudit.llm.client import (
     total_cost,
 )
 from planaudit.online.architectures import ARCHITECTURES, Agent
+from planaudit.online.disruption import Disruption, off_columns
 from planaudit.online.environment import Environment
 from planaudit.suite.brief import Renderer, RenderFailed, load_templates
 
@@ -61,7 +62,8 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
 
         renderer = Renderer(templates(task.domain))
     budget = int(params.get("budget", DEFAULT_BUDGET))
-    env = Environment(task, brief, renderer, budget, gated=method == "gated")
+    env = Environment(task, brief, renderer, budget, gated=method == "gated",
+                      disruption=Disruption.of(params.get("disruption"), task_name, epoch))
     calls: list[Call] = []
     purposes: list[str] = []
     transcript: list[dict] = []
@@ -72,6 +74,10 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
     # setting the call is keyed exactly as before settings existed (the cache still answers)
     workflow = ({"plan_setting": setting.name, "plan_order": setting.call_order}
                 if setting.steps else {})
+    # tools that fail: said to a reference agent (the oracle then senses after every act),
+    # and part of every call's key; absent, the key is what it always was
+    if params.get("disruption"):
+        workflow = {**workflow, "disruption": params["disruption"]["kind"]}
 
     async def ask(messages, purpose="act", tools=None) -> Call:
         meta = {"task_dir": str(folder), "task": task_name, "purpose": purpose,
@@ -125,6 +131,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
         "code_version": __version__,
         **counter_columns(env, outcome),
+        **(env.disruption.columns(outcome) if env.disruption else off_columns()),
         "epoch": epoch,
         **compliance,
     }

@@ -52,6 +52,8 @@ def _workflow_turn(variant: str, meta: dict, messages: list[dict]) -> tuple[str,
     if variant == "oracle":
         if not truth["solvable"]:
             return "", "declare_unsolvable", {}
+        if meta.get("disruption"):
+            return _resensing_turn(list(truth["plan"]), hist)
         if "query_state" not in names:
             return "", "query_state", {}
         steps = list(truth["plan"])
@@ -64,6 +66,29 @@ def _workflow_turn(variant: str, meta: dict, messages: list[dict]) -> tuple[str,
         done = names.count("act")
     else:
         raise ValueError(f"no reference model named {variant!r} (oracle, flawed, responsive)")
+    if done < len(steps):
+        return "", "act", {"action": steps[done]}
+    return "", "submit", {}
+
+
+def _resensing_turn(steps: list[str], hist: list[tuple[str, dict, str]]) -> tuple[str, str, dict]:
+    """The oracle where tools may fail (online.disruption): it senses before its first act
+    and after every act, and counts a step done only when the state it then reads differs
+    from the state it read before the act, so an error (explicit) or a success reported for
+    nothing (silent) is retried, and a wrong fact in the next report (misleading) does not
+    undo a step that ran. An optimal plan's every step changes the state, so the test
+    cannot mistake a step that ran for one that did not."""
+    if hist[-1][0] == "act" or all(tool != "query_state" for tool, _, _ in hist):
+        return "", "query_state", {}
+    done, seen = 0, None  # seen: the last state report before the pending act
+    acted = False
+    for tool, _, obs in hist:
+        if tool == "query_state":
+            if acted and obs != seen:
+                done += 1
+            seen, acted = obs, False
+        elif tool == "act":
+            acted = True
     if done < len(steps):
         return "", "act", {"action": steps[done]}
     return "", "submit", {}
