@@ -40,7 +40,7 @@ def test_the_oracle_resenses_and_recovers_from_every_injection(folders, tmp_path
     made = 0
     for name in SOLVABLE:
         for seed in (0, 1):
-            row, transcript = episode("oracle", folders[name], name, kind, tmp_path, seed=seed)
+            row, _ = episode("oracle", folders[name], name, kind, tmp_path, seed=seed)
             assert row["disruption"] == kind and row["outcome"] == "success", (name, row)
             assert row["resensed"] == row["injections"]  # a query after every one
             assert row["recovered"] is (True if row["injections"] else None)
@@ -127,3 +127,23 @@ def test_a_misleading_report_is_wrong_once_and_right_after(folders):
     truth = Environment(task, {}, None, 100)
     truth.call("act", {"action": plan[0]})
     assert second == truth.call("query_state", {}).text
+
+
+def test_the_disruption_table_shows_injections_withheld_and_recoveries(folders, tmp_path):
+    import polars as pl
+
+    from planaudit.analysis.tables import build_tables
+
+    rows = [episode(m, folders[n], n, "silent", tmp_path, rate=0.5)[0]
+            for m in ("oracle", "flawed") for n in TASKS]
+    table = build_tables(pl.DataFrame(rows, infer_schema_length=None),
+                         n_resamples=50)["disruption"]
+    by = {r["model"].partition(" ")[0]: r for r in table.iter_rows(named=True)}
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    for model, r in by.items():
+        mine = frame.filter(pl.col("model") == model)
+        assert r["injections"] == mine["injections"].sum() > 0
+        assert r["withheld"] == mine["injections_withheld"].sum()
+    assert by["oracle"]["recovery_rate"] == 1.0 and by["oracle"]["resensed"] == by["oracle"][
+        "injections"]
+    assert by["flawed"]["recovered"] < by["flawed"]["hit"]

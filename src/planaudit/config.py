@@ -227,13 +227,15 @@ def planner_view(config: Mapping) -> dict:
     """The config a classical planner (`planner/lama`, `planner/astar`) runs: the offline
     regime's one method `planner`, in which it plans on the hidden model, and no other
     regime's jobs (a planner follows no prompt; its row beside the strategies is the
-    question a reviewer asks). Without an offline section, nothing."""
+    question a reviewer asks). Where the offline regime runs nothing (no section, no
+    method), neither do the planners."""
     from planaudit.regime import regimes
 
     out = {k: v for k, v in config.items()
            if k not in {r.key for r in regimes().values() if r.name != "offline"}}
     if isinstance(out.get("offline"), Mapping):
-        out["offline"] = {**out["offline"], "methods": ["planner"]}
+        runs = bool(out["offline"].get("methods"))
+        out["offline"] = {**out["offline"], "methods": ["planner"] if runs else []}
     return out
 
 

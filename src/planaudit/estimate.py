@@ -66,6 +66,8 @@ def estimate(experiment: Experiment, suite_dir: Path) -> list[Estimate]:
     thinking = {**DEFAULT_REASONING_TOKENS, **experiment.reasoning_tokens}
     rows = []
     for entry in experiment.models:
+        if entry.is_planner:  # no model call: nothing to count or price
+            continue
         cfg = entry.client()
         extra = reasoning_per_call(cfg.reasoning, thinking)
         count_model = "gpt-4o" if cfg.model.startswith("reference/") else cfg.model

@@ -27,9 +27,10 @@ from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
 from planaudit.analysis.rows import PLANNER_SUFFIX, REFERENCE_SUFFIX
 from planaudit.analysis.tables import main_rows
 
-TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance", "compliance_tests",
-               "settings", "determinism", "pass_k", "per_domain", "outcomes", "per_task", "power", "witness",
-               "repair", "curriculum", "acpbench", "disguise")
+TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance",
+               "compliance_tests", "settings", "determinism", "pass_k", "disruption", "per_domain",
+               "outcomes", "per_task", "power", "witness", "repair", "curriculum", "acpbench",
+               "disguise")
 TABLE_CAPTIONS = {
     "same_tasks": "The main table on the tasks people planned only (a study's instances, "
                   "under the same names): every model and method on exactly those tasks, "
@@ -181,6 +182,16 @@ TABLE_CAPTIONS = {
               "interval that resamples tasks, not repeats. short: tasks with fewer than k "
               "repeats, left out and never extrapolated. Every other table counts the first "
               "repeat only.",
+    "disruption": "Tools that fail (online.disruption: explicit, an error and nothing "
+                  "changed; silent, success reported and nothing changed; misleading, the next "
+                  "state query holds one wrong fact): per model × architecture × kind, the faults "
+                  "injected, those withheld because the goal could not be proven reachable from "
+                  "the state they would leave (no injection makes a task unsolvable), the "
+                  "injections the agent followed with a state query (resensed), the episodes "
+                  "hit by at least one and of those the ones that still reached the goal "
+                  "(recovered), and success on solvable tasks. The reference oracle re-senses "
+                  "after every act and should recover from every injection; the flawed one "
+                  "never senses.",
     "determinism": "Repeats (online.epochs): per model × architecture × setting, the tasks whose "
                    "outcome was the same in every repeat (the deterministic subset), and success on "
                    "solvable tasks on that subset and over all repeats.",

@@ -682,6 +682,35 @@ def disguise_table(ep: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=DISGUISE)
 
 
+DISRUPTION = {"model": pl.String, "reference": pl.Boolean, "method": pl.String,
+              "disruption": pl.String, "episodes": pl.Int64, "injections": pl.Int64,
+              "withheld": pl.Int64, "resensed": pl.Int64, "hit": pl.Int64,
+              "recovered": pl.Int64, "recovery_rate": pl.Float64, "success": pl.Float64}
+
+
+def disruption_table(ep: pl.DataFrame) -> pl.DataFrame:
+    """Online episodes run with tools that fail (online.disruption), per model x method x
+    kind: the faults injected and those withheld (the goal not proven reachable from the
+    state they would leave), how many injections the agent followed with a state query,
+    the episodes hit by one and of those the ones that still reached the goal."""
+    if "disruption" not in ep.columns:
+        return pl.DataFrame(schema=DISRUPTION)
+    rows = ep.filter((pl.col("regime") == "online") & pl.col("disruption").is_not_null() & OK)
+    out = []
+    for g in _labelled(rows).partition_by(["model", "method", "disruption"], maintain_order=True):
+        hit = g.filter(pl.col("injections") > 0)
+        solvable = g.filter(pl.col("solvable"))
+        out.append({"model": g["model"][0], "reference": g["reference"][0],
+                    "method": g["method"][0], "disruption": g["disruption"][0],
+                    "episodes": g.height, "injections": int(g["injections"].sum()),
+                    "withheld": int(g["injections_withheld"].sum()),
+                    "resensed": int(g["resensed"].sum()), "hit": hit.height,
+                    "recovered": int(hit["recovered"].sum()),
+                    "recovery_rate": hit["recovered"].mean() if hit.height else None,
+                    "success": solvable["success"].mean() if solvable.height else None})
+    return pl.DataFrame(out, schema=DISRUPTION)
+
+
 PASS_K = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "method": pl.String,
           "tasks": pl.Int64, "epochs": pl.Int64, "k": pl.Int64, "pass_at_k": pl.Float64,
           "pass_at_k_lo": pl.Float64, "pass_at_k_hi": pl.Float64, "pass_hat_k": pl.Float64,
@@ -761,6 +790,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "disguise": disguise,
         "calibrator": calibrator,
         "pass_k": repeated,
+        "disruption": disruption_table(raw),
         **regime_tables(everything, seed, n_resamples),
         **versus_tables(everything, alpha),
     }
