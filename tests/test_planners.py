@@ -111,3 +111,13 @@ def test_a_planner_episode_takes_the_models_path_at_cost_zero_and_keeps_its_seco
     assert first["input_tokens"] == first["output_tokens"] == 0
     assert first["latency_s"] > 0 and again["cache_hits"] == 1
     assert again["latency_s"] == first["latency_s"]
+
+
+def test_an_exported_planner_is_never_an_llm():
+    from planaudit.interop.eee import model_identity
+
+    info = model_identity("lama", reference=False, planner=True)
+    assert info["name"] == "lama (classical planner, not an LLM)"
+    assert info["id"] == "planaudit/planner-lama"
+    assert info["additional_details"]["model_kind"].startswith("classical planner")
+    assert model_identity("gpt", reference=False)["additional_details"]["model_kind"] == "LLM"

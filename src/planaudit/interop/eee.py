@@ -185,26 +185,27 @@ def _sample_id(row: dict) -> str:
     return sid
 
 
+# the programs planaudit runs in process in a model's place: (label, id prefix, kind, reference)
+IN_PROCESS = {
+    "reference": (REFERENCE_SUFFIX, "reference", "non-LLM reference model (a calibrator written "
+                  "in planaudit: it reads the hidden PDDL model), not a language model", "true"),
+    "planner": (PLANNER_SUFFIX, "planner", "classical planner (Fast Downward or planaudit's own "
+                "A*, planning on the hidden PDDL model), not a language model", "false"),
+}
+
+
 def model_identity(model: str, reference: bool, planner: bool = False) -> dict:
-    """model_info: a reference model is planaudit's own program, labelled so in its name,
-    its id (developer `planaudit`, `reference-<name>`) and its details; an LLM keeps the
-    config's name (the rows do not carry the provider's model id)."""
-    if reference:
-        return {"name": model + REFERENCE_SUFFIX, "id": f"{BENCHMARK}/reference-{model}",
+    """model_info: a reference model or a classical planner is a program planaudit runs,
+    labelled so in its name, its id (developer `planaudit`, `reference-<name>` or
+    `planner-<name>`) and its details; an LLM keeps the config's name (the rows do not
+    carry the provider's model id)."""
+    if reference or planner:
+        suffix, prefix, kind, ref = IN_PROCESS["reference" if reference else "planner"]
+        return {"name": model + suffix, "id": f"{BENCHMARK}/{prefix}-{model}",
                 "developer": BENCHMARK, "inference_platform": "planaudit (in process, no model)",
-                "additional_details": {
-                    "model_kind": "non-LLM reference model (a calibrator written in planaudit: "
-                                  "it reads the hidden PDDL model), not a language model",
-                    "reference": "true", "deployment_type": "self_deployed",
-                    "model_availability": "unknown"}}
-    if planner:
-        return {"name": model + PLANNER_SUFFIX, "id": f"{BENCHMARK}/planner-{model}",
-                "developer": BENCHMARK, "inference_platform": "planaudit (in process, no model)",
-                "additional_details": {
-                    "model_kind": "classical planner (Fast Downward or planaudit's own A*, "
-                                  "planning on the hidden PDDL model), not a language model",
-                    "reference": "false", "deployment_type": "self_deployed",
-                    "model_availability": "open"}}
+                "additional_details": {"model_kind": kind, "reference": ref,
+                                       "deployment_type": "self_deployed",
+                                       "model_availability": "unknown"}}
     ident = model if "/" in model else f"unspecified/{model}"
     return {"name": model, "id": ident,
             "additional_details": {"model_kind": "LLM", "reference": "false",
