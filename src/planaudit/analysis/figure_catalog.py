@@ -45,6 +45,11 @@ CAPTIONS = {
                     "the LLM configurations (highest score for the cost); reference models "
                     "(calibrators) and classical planners (no model call, cost 0) stay off the "
                     "front unless no LLM was run.",
+    "sweep": "Difficulty sweep (suite.sweep): success on the sweep's solvable tasks, mean cost "
+             "per episode and mean reasoning tokens against each task's proven optimal plan "
+             "length, one line per configuration (the mean over the tasks of each length); "
+             "classical planners dashed, reference models dotted. Where the line falls is "
+             "where the configuration collapses.",
     "per_task": "Per-task score under every configuration: the share of counted episodes that "
                 "succeeded (solvable tasks) or detected unsolvability (tasks marked ✕). "
                 "Hatched cells have no counted episode.",

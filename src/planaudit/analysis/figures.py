@@ -642,6 +642,64 @@ def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
 ANALYSED = frozenset({"calibrator", "acpbench"})
 
 
+def sweep_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """The offline and online rows of the difficulty sweeps' domains (`suite.sweep`), the
+    first repeat, settings folded as the tables fold them."""
+    from planaudit.analysis.outputs import SWEEP_SUFFIX
+    from planaudit.analysis.tables import fold_settings
+
+    rows = fold_settings(main_rows(frame))
+    return rows.filter(pl.col("domain").str.ends_with(SWEEP_SUFFIX)) if "domain" in \
+        rows.columns else rows.head(0)
+
+
+def draw_sweep(frame: pl.DataFrame) -> Figure:
+    """Success, cost and reasoning tokens against the proven optimal length of the sweeps'
+    solvable tasks, one line per configuration (the mean over the tasks of each length);
+    classical planners dashed and named, reference models dotted."""
+    rows = sweep_rows(frame).filter(COUNTED & pl.col("solvable")
+                                    & pl.col("optimal_length").is_not_null())
+    if rows.is_empty():
+        raise NotDrawable("no solvable task of a difficulty sweep (suite.sweep) was answered")
+    has_thought = "reasoning_tokens" in rows.columns and rows["reasoning_tokens"].null_count() \
+        < rows.height
+    rows = rows.with_columns(
+        (pl.col("reasoning_tokens") if "reasoning_tokens" in rows.columns else pl.lit(None))
+        .cast(pl.Float64).alias("thought"))
+    fig = Figure(figsize=(12, 4.4), layout="constrained")
+    axes = fig.subplots(1, 3, sharex=True)
+    panels = (("success", "success (solvable tasks)"), ("cost_usd", "mean cost per episode (USD)"),
+              ("thought", "mean reasoning tokens"))
+    configs = configurations(rows)
+    markers = _method_markers(configs)
+    for c in configs:
+        mine = rows.filter((pl.col("regime") == c.regime) & (pl.col("model") == c.model)
+                           & (pl.col("method") == c.method))
+        curve = mine.group_by("optimal_length").agg(
+            pl.col("success").cast(pl.Float64).mean(), pl.col("cost_usd").mean(),
+            pl.col("thought").mean()).sort("optimal_length")
+        style = "--" if c.planner else (":" if c.reference else "-")
+        for ax, (column, _) in zip(axes, panels, strict=True):
+            ax.plot(curve["optimal_length"], curve[column], linestyle=style,
+                    marker=markers[c.method], markersize=4, linewidth=1.1, label=c.label)
+    for ax, (_, title) in zip(axes, panels, strict=True):
+        ax.set_title(title, loc="left")
+        ax.set_xlabel("proven optimal plan length")
+        ax.grid(True, color="0.88", linewidth=0.6)
+    axes[0].set_ylim(-0.04, 1.06)
+    axes[1].set_ylim(bottom=0)
+    axes[0].yaxis.set_major_formatter(mpl.ticker.PercentFormatter(1.0))
+    if not has_thought:
+        axes[2].text(0.5, 0.5, "no provider reported reasoning tokens", ha="center",
+                     va="center", transform=axes[2].transAxes, style="italic", fontsize=8)
+    sweeps = ", ".join(sorted(set(rows["domain"])))
+    fig.suptitle(f"Difficulty sweep ({sweeps}): solid LLMs, dashed classical planners, dotted "
+                 "reference models", fontsize=9.5)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", frameon=False,
+               fontsize=7.5)
+    return fig
+
+
 def draw(name: str, frame: pl.DataFrame, analysis: dict | None = None) -> Figure:
     """One figure by name, from its own regimes' rows (the ACPBench figures from the
     ACPBench rows, every other from the offline and online rows); raises NotDrawable
@@ -699,6 +757,15 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
                 fig = placeholder(name, str(e))
             written += save(fig, outdir, name)
     written += _regime_drawings(frame, outdir, notes, analysis, running)
+    if ("sweep" in running) if running is not None else not sweep_rows(frame).is_empty():
+        try:
+            with mpl.rc_context(RC):
+                fig = draw_sweep(frame)
+        except NotDrawable as e:
+            if notes is not None:
+                notes.append(f"sweep: not drawn ({e})")
+            fig = placeholder("sweep", str(e))
+        written += save(fig, outdir, "sweep")
     return written
 
 

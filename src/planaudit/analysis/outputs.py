@@ -18,6 +18,10 @@ FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", 
 # declares them when the config runs ACPBench: `Regime.figures`, `regime_figures`), so the
 # other figures never change
 ACPBENCH_FIGURES = ("acpbench",)
+# drawn from the difficulty sweeps' rows (`suite.sweep`: domains named <domain>-sweep), and
+# written only when the config sweeps (the workflow declares it then)
+SWEEP_FIGURES = ("sweep",)
+SWEEP_SUFFIX = "-sweep"
 
 
 def regime_figures(running) -> list[str]:

@@ -24,6 +24,7 @@ import polars as pl
 import planaudit
 from planaudit.analysis.figure_catalog import ACPBENCH_FIGURES, FIGURES, why_not
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
+from planaudit.analysis.outputs import SWEEP_FIGURES
 from planaudit.analysis.rows import PLANNER_SUFFIX, REFERENCE_SUFFIX
 from planaudit.analysis.tables import main_rows
 
@@ -630,7 +631,9 @@ def replies_sentence(frame: pl.DataFrame) -> str:
 
 def figures_html(frame: pl.DataFrame, figures: Path, out: Path) -> str:
     parts = ['<h2 id="figures">Figures</h2>']
-    for name in FIGURES + ACPBENCH_FIGURES:
+    # the sweep's figure where the figures stage drew it (a config with suite.sweep)
+    drawn = tuple(n for n in SWEEP_FIGURES if (figures / f"{n}.png").is_file())
+    for name in FIGURES + ACPBENCH_FIGURES + drawn:
         png, svg = figures / f"{name}.png", figures / f"{name}.svg"
         title = name.replace("_", " ")
         reason = why_not(name, frame)

@@ -305,3 +305,11 @@ def member(domain_name: str, domain: Domain, size: int, seed: int,
                               f"valid ({origin}): "
                               f"{verdict.failure.detail if verdict.failure else ''}")
     return Member(size, text, plan)
+
+
+def sweep_problem(domain_name: str, folder: Path, size: int, seed: int) -> str:
+    """Member `size` of the family of the domain in `folder` as a problem file: a difficulty
+    sweep's task on a domain without a generator of its own (`suite/sweep.py`)."""
+    from planaudit.formal.load import domain_at
+
+    return member(domain_name, domain_at(folder / "domain.pddl"), size, seed, folder).problem_pddl

@@ -11,6 +11,8 @@ from planaudit.config import BASE_CONFIG, locate, restrict
 from planaudit.experiment import Experiment
 from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
+from planaudit.suite.sweep import SweepError, with_sweeps
+from planaudit.curriculum.families import sweep_problem
 
 
 # each regime's section is checked against the regime's own schema (planaudit.regime
@@ -20,6 +22,13 @@ _SECTIONS = {r.key: r.schema for r in regimes().values() if r.schema is not None
 validate({k: v for k, v in config.items() if k not in _SECTIONS}, schema="../schemas/config.schema.yaml")
 
 RESULTS = config.get("results", "results")
+# difficulty sweeps (suite.sweep): generated tasks laid into the suite as domains of their
+# own, written now (their tasks make the DAG) and only where their text changed
+if config["suite"].get("sweep"):
+    try:
+        config["suite"] = with_sweeps(config["suite"], f"{RESULTS}/sweep", family=sweep_problem)
+    except SweepError as e:
+        raise ValueError(f"{locate([BASE_CONFIG, *(workflow.overwrite_configfiles or [])], ('suite', 'sweep'), config)}{e}") from None
 SUITE = config["suite"]
 SUITE_ROOT = SUITE["root"]
 SUMMARY = f"{RESULTS}/suite/summary.csv"

@@ -7,11 +7,13 @@
 # captions are ../report/table-<name>.rst, for the csv outputs of the tables rule.
 import json
 
-from planaudit.analysis.outputs import FIGURES, regime_figures
+from planaudit.analysis.outputs import FIGURES, SWEEP_FIGURES, regime_figures
 
 # the regimes this config runs (jobs planned), whose own figures are outputs
 RUNNING = [name for name, files in SHARDS.items() if files]
-DRAWN = list(FIGURES) + regime_figures(RUNNING)
+# and the difficulty sweep's figure, when the suite sweeps (suite.sweep)
+SWEEPS = bool(SUITE.get("sweep"))
+DRAWN = list(FIGURES) + regime_figures(RUNNING) + (list(SWEEP_FIGURES) if SWEEPS else [])
 
 
 report: "../report/workflow.rst"
@@ -41,7 +43,7 @@ rule figures:
         bootstrap=ANALYSIS.get("bootstrap", 2000),
         alpha=ANALYSIS.get("alpha", 0.05),
         # a running regime's own figures are outputs: drawn even from no rows
-        running=" ".join(f"--regime {name}" for name in RUNNING),
+        running=" ".join(f"--regime {name}" for name in [*RUNNING, *(["sweep"] if SWEEPS else [])]),
     resources:
         **job_resources("analysis"),
     log:
