@@ -80,7 +80,7 @@ def test_the_sweep_figure_draws_each_configuration_against_the_optimal_length():
     text = " ".join(t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text")))
     assert "Difficulty sweep (blocksworld-sweep)" in text
     assert "no provider reported reasoning tokens" in text
-    with pytest.raises(figures.NotDrawable, match="suite.sweep"):
+    with pytest.raises(figures.NotDrawable, match=r"suite\.sweep"):
         figures.draw_sweep(rows)
 
 

@@ -24,11 +24,17 @@ import random
 from collections.abc import Callable
 
 GENERATORS: dict[str, Callable[[int, random.Random], str]] = {}
+UNITS: dict[str, str] = {}  # what a generator's size counts
 
 
-def generator(name: str):
+def generator(name: str, unit: str):
+    """Register a generator of `name`'s tasks by size (counted in `unit`, at least one)."""
     def register(fn):
-        GENERATORS[name] = fn
+        def sized(size: int, rng: random.Random) -> str:
+            if size < 1:
+                raise ValueError(f"{name}: a sweep needs at least one of its {unit}")
+            return fn(size, rng)
+        GENERATORS[name], UNITS[name] = sized, unit
         return fn
     return register
 
@@ -65,10 +71,8 @@ def _facts(towers: list[list[str]], clear: bool) -> list[str]:
     return out
 
 
-@generator("blocksworld")
+@generator("blocksworld", "blocks")
 def blocksworld(size: int, rng: random.Random) -> str:
-    if size < 1:
-        raise ValueError("blocksworld: a sweep needs at least one block")
     blocks = [f"b{i}" for i in range(1, size + 1)]
     init = ["(handempty)", *_facts(_towers(blocks, rng), clear=True)]
     goal = _facts(_towers(blocks, rng), clear=False)
@@ -76,27 +80,30 @@ def blocksworld(size: int, rng: random.Random) -> str:
                     init, goal)
 
 
-@generator("gripper")
+def _carry(things: list[str], places: list[str], rng: random.Random, init: list[str]
+           ) -> list[str]:
+    """Each thing at a random place (appended to `init`), to another one: the goal."""
+    goal = []
+    for thing in things:
+        start = rng.choice(places)
+        init.append(f"(at {thing} {start})")
+        goal.append(f"(at {thing} {rng.choice([p for p in places if p != start])})")
+    return goal
+
+
+@generator("gripper", "balls")
 def gripper(size: int, rng: random.Random) -> str:
-    if size < 1:
-        raise ValueError("gripper: a sweep needs at least one ball")
     rooms = ["rooma", "roomb"] + (["roomc"] if size > 4 else [])
     balls = [f"ball{i}" for i in range(1, size + 1)]
     init = [f"(at-robby {rng.choice(rooms)})", "(free left)", "(free right)"]
-    goal = []
-    for ball in balls:
-        start = rng.choice(rooms)
-        init.append(f"(at {ball} {start})")
-        goal.append(f"(at {ball} {rng.choice([r for r in rooms if r != start])})")
+    goal = _carry(balls, rooms, rng, init)
     return _problem(f"gripper-{size}", "gripper",
                     [" ".join(rooms) + " - room", " ".join(balls) + " - ball",
                      "left right - gripper"], init, goal, cost=True)
 
 
-@generator("logistics")
+@generator("logistics", "packages")
 def logistics(size: int, rng: random.Random) -> str:
-    if size < 1:
-        raise ValueError("logistics: a sweep needs at least one package")
     n = 2 + size // 3
     cities = [f"city{i}" for i in range(1, n + 1)]
     airports = [f"ap{i}" for i in range(1, n + 1)]
@@ -107,12 +114,7 @@ def logistics(size: int, rng: random.Random) -> str:
     for c, ap, loc, t in zip(cities, airports, places, trucks, strict=True):
         init += [f"(in-city {ap} {c})", f"(in-city {loc} {c})", f"(at {t} {rng.choice([ap, loc])})"]
     init.append(f"(at a1 {rng.choice(airports)})")
-    spots = airports + places
-    goal = []
-    for p in packages:
-        start = rng.choice(spots)
-        init.append(f"(at {p} {start})")
-        goal.append(f"(at {p} {rng.choice([s for s in spots if s != start])})")
+    goal = _carry(packages, airports + places, rng, init)
     return _problem(f"logistics-{size}", "logistics",
                     [" ".join(cities) + " - city", " ".join(airports) + " - airport",
                      " ".join(places) + " - location", " ".join(trucks) + " - truck",

@@ -23,11 +23,10 @@ from typing import Any
 import yaml
 
 from planaudit import atomic
-from planaudit.suite.generators import GENERATORS, rng_for
+from planaudit.suite.generators import GENERATORS, UNITS, rng_for
 
 # (domain name, domain folder, size, seed) -> problem PDDL: a domain's instance family
 Family = Callable[[str, Path, int, int], str]
-UNITS = {"blocksworld": "blocks", "gripper": "balls", "logistics": "packages"}
 
 
 class SweepError(ValueError):
