@@ -43,7 +43,7 @@ def test_the_oracle_resenses_and_recovers_from_every_injection(folders, tmp_path
             row, _ = episode("oracle", folders[name], name, kind, tmp_path, seed=seed)
             assert row["disruption"] == kind and row["outcome"] == "success", (name, row)
             assert row["resensed"] == row["injections"]  # a query after every one
-            assert row["recovered"] is (True if row["injections"] else None)
+            assert row["disruption_recovered"] is (True if row["injections"] else None)
             made += row["injections"]
             if kind != "misleading":  # a step that did not run is retried: the plan is longer
                 assert row["plan_length"] == row["optimal_length"]
@@ -56,7 +56,7 @@ def test_the_flawed_agent_never_senses_and_does_not_recover(folders, tmp_path, k
             for n in SOLVABLE for s in (0, 1)]
     hit = [r for r in rows if r["injections"]]
     assert hit and all(r["resensed"] == 0 for r in hit)
-    assert not any(r["recovered"] for r in hit)
+    assert not any(r["disruption_recovered"] for r in hit)
 
 
 def test_an_episode_without_disruption_has_null_columns_and_its_old_key(folders, tmp_path):

@@ -9,7 +9,13 @@ import asyncio
 import pytest
 
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, ModelConfig, reasoning_kwargs, reasoning_tokens
+from planaudit.llm.client import (
+    Client,
+    ModelConfig,
+    provenance,
+    reasoning_kwargs,
+    reasoning_tokens,
+)
 from tests.fake_openai import FakeOpenAI, reply, thought
 
 MESSAGES = [{"role": "user", "content": "Plan, please."}]
@@ -114,3 +120,19 @@ def test_a_config_with_reasoning_runs_a_shard_whose_rows_estimate_and_key_show_i
     extra = DEFAULT_REASONING_TOKENS["high"] - DEFAULT_REASONING_TOKENS["low"]
     assert bill["high"].output_tokens - bill["low"].output_tokens == 2 * extra
     assert bill["high"].usd - bill["low"].usd == pytest.approx(2 * extra * 4.0 / 1e6)
+
+
+def test_a_seed_reaches_the_provider_only_when_the_entry_sets_one_and_every_row_says_so(
+        tmp_path):
+    with FakeOpenAI([reply(ANSWER), reply(ANSWER)]) as srv:
+        seeded = Client(ModelConfig("s", "openai/test", api_base=srv.api_base, seed=7,
+                                    reasoning={"effort": "medium"}), Cache(tmp_path))
+        plain = Client(ModelConfig("p", "openai/test", api_base=srv.api_base), Cache(tmp_path))
+        asyncio.run(seeded.complete(MESSAGES))
+        asyncio.run(plain.complete(MESSAGES))
+    assert srv.requests[0]["seed"] == 7 and "seed" not in srv.requests[1]
+    assert len(srv.requests) == 2  # the seed is in the key: the unseeded call was asked anew
+    assert provenance(seeded.cfg) == {"reasoning": "effort=medium", "provider_seed": 7}
+    assert provenance(plain.cfg) == {"reasoning": None, "provider_seed": None}
+    reference = Client(ModelConfig("f", "reference/flawed", seed=3), Cache(tmp_path))
+    assert provenance(reference.cfg)["provider_seed"] is None  # its seed draws faults

@@ -280,3 +280,23 @@ def test_the_workflow_rules_name_no_regime():
             assert not hits, f"{path.name}:{n} names {hits}: {line.strip()}"
     assert regime_figures(["acpbench", "offline"]) == ["acpbench"]
     assert regime_figures(["offline", "online", "curriculum"]) == []
+
+
+def test_no_row_column_is_declared_twice():
+    """A row.yaml (or the common row schema) naming a column twice would let the second
+    silently replace the first (YAML keeps the last); two regimes' rows may share a column
+    only as the same column. Found once: `recovered` (gated) and the disruption's."""
+    from planaudit.paths import ROW_SCHEMA
+
+    def keys(node) -> list[str]:
+        return [k.value for k, _ in node.value]
+
+    files = sorted((ROOT / "src" / "planaudit").glob("*/row.yaml"))
+    assert files
+    for path in files:
+        found = keys(yaml.compose(path.read_text()))
+        assert len(found) == len(set(found)), (path, sorted(k for k in found if found.count(k) > 1))
+    schema = yaml.compose(ROW_SCHEMA.read_text())
+    props = next(v for k, v in schema.value if k.value == "properties")
+    found = keys(props)
+    assert len(found) == len(set(found)), sorted(k for k in found if found.count(k) > 1)

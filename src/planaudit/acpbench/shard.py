@@ -26,7 +26,7 @@ from planaudit.acpbench.score import Judgement, judge
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, context_exhausted, in_pool, price_source
+from planaudit.llm.client import Client, context_exhausted, in_pool, price_source, provenance
 
 
 class AcpbenchShardFailed(RuntimeError):
@@ -105,7 +105,7 @@ async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[Question],
     base = {"regime": "acpbench", "model": client.cfg.name,
             "model_tier": entry.tier or client.cfg.tier,
             "reference": client.cfg.model.startswith("reference/"),
-            "config_hash": digest, "code_version": __version__}
+            "config_hash": digest, "code_version": __version__, **provenance(client.cfg)}
 
     async def one(q: Question) -> dict:
         meta = {"task": f"acpbench:{qtype}:{q.form}:{q.id}", "purpose": "acpbench"}

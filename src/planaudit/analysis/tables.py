@@ -705,8 +705,8 @@ def disruption_table(ep: pl.DataFrame) -> pl.DataFrame:
                     "episodes": g.height, "injections": int(g["injections"].sum()),
                     "withheld": int(g["injections_withheld"].sum()),
                     "resensed": int(g["resensed"].sum()), "hit": hit.height,
-                    "recovered": int(hit["recovered"].sum()),
-                    "recovery_rate": hit["recovered"].mean() if hit.height else None,
+                    "recovered": int(hit["disruption_recovered"].sum()),
+                    "recovery_rate": hit["disruption_recovered"].mean() if hit.height else None,
                     "success": solvable["success"].mean() if solvable.height else None})
     return pl.DataFrame(out, schema=DISRUPTION)
 

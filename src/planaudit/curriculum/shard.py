@@ -26,7 +26,7 @@ from planaudit.curriculum.world import CurriculumError
 from planaudit.experiment import Experiment, ModelEntry, shard_hash
 from planaudit.llm.batch import Batching, in_waves
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Client, context_exhausted, in_pool, price_source
+from planaudit.llm.client import Client, context_exhausted, in_pool, price_source, provenance
 from planaudit.planbench.cases import TESTS, Case, Verdict
 
 ROW_OUTCOMES = ("success", "goal-not-reached", "inapplicable-action", "malformed",
@@ -155,7 +155,7 @@ async def _run(entry: ModelEntry, cache: str, test: str, work: list[tuple[str, C
     base_of = {"regime": "curriculum", "model": client.cfg.name,
                "model_tier": entry.tier or client.cfg.tier,
                "reference": client.cfg.model.startswith("reference/"),
-               "config_hash": digest, "code_version": __version__}
+               "config_hash": digest, "code_version": __version__, **provenance(client.cfg)}
 
     async def one(key: str, case: Case, scorer) -> dict:
         meta = {"task": f"{test}:{key}/{case.instance}", "purpose": "curriculum"}

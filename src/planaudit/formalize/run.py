@@ -29,7 +29,7 @@ from planaudit.episode import failure_text
 from planaudit.formal import equivalence as eqv
 from planaudit.formal.truth import Limits
 from planaudit.formalize.judge import Judgement, feedback, judge
-from planaudit.llm.client import price_source, reasoning_tokens, total_cost
+from planaudit.llm.client import price_source, provenance, reasoning_tokens, total_cost
 
 METHODS = ("problem", "domain-and-problem")
 FAULTY_REFERENCES = ("reference/flawed", "reference/responsive")
@@ -238,7 +238,7 @@ def _row(client, method: str, task_name: str, truth: dict, j: Judgement | None,
         "truncated": bool(calls) and bool(calls[-1].truncated),
         "n_calls": len(calls), "input_tokens": sum(c.input_tokens for c in calls),
         "output_tokens": sum(c.output_tokens for c in calls), "cost_usd": total_cost(calls),
-        "reasoning_tokens": reasoning_tokens(calls),
+        "reasoning_tokens": reasoning_tokens(calls), **provenance(client.cfg),
         "price_source": price_source(calls), "latency_s": sum(c.latency_s for c in calls),
         "cache_hits": sum(bool(c.cache_hit) for c in calls),
     }

@@ -226,6 +226,9 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
         "error": episode.error, "contract_breach": breach, "truncated": truncated,
         "n_calls": len(calls), "input_tokens": sum(u.input_tokens for u in usage),
         "output_tokens": sum(u.output_tokens for u in usage),
+        "reasoning_tokens": (sum(u.reasoning_tokens for u in usage if u.reasoning_tokens)
+                             if any(u.reasoning_tokens is not None for u in usage) else None),
+        **provenance(cfg), **off_columns(),  # Inspect's tools do not fail on purpose
         "cost_usd": 0.0 if reference else None,  # Inspect prices no call for planaudit
         "price_source": "reference" if reference else None,
         "latency_s": sum(float(getattr(e, "working_time", 0) or 0) for e in calls),

@@ -27,7 +27,7 @@ KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample
 # only with tools and when it is not "auto"), so that entries written before they were
 # part of the key are still found. `reasoning` (an effort or a token budget) is a factor of
 # the experiment: the same prompt at another effort is another trial.
-IF_SET_FIELDS = ("api_base", "tool_choice", "reasoning")
+IF_SET_FIELDS = ("api_base", "tool_choice", "reasoning", "seed")
 
 
 def cache_key(request: dict) -> str:

@@ -52,6 +52,9 @@ class ModelConfig:
     # reasoning as a factor: {"effort": "low"|"medium"|"high"} (litellm's reasoning_effort)
     # or {"budget_tokens": N} (litellm's thinking); part of every request's cache key
     reasoning: dict | None = None
+    # sent to a provider as its `seed` (a reference model's seeds its faults instead); part
+    # of the cache key when set, and said in every row (`provider_seed`)
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.timeout is None:
@@ -91,6 +94,15 @@ class Call:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def provenance(cfg: ModelConfig) -> dict:
+    """What every row says of how its calls were asked: the reasoning setting (as
+    `effort=high` or `budget_tokens=N`; null: none) and the seed the provider was asked for
+    (null: none was sent; planaudit sends one only where an LLM's entry sets `seed`)."""
+    r = cfg.reasoning
+    return {"reasoning": ",".join(f"{k}={v}" for k, v in sorted(r.items())) if r else None,
+            "provider_seed": None if prefix(cfg.model) else cfg.seed}
 
 
 def reasoning_tokens(calls: list[Call]) -> int | None:
@@ -317,6 +329,8 @@ class Client:
             request["tool_choice"] = self.cfg.tool_choice
         if self.cfg.reasoning:  # absent, the key is what it was before reasoning was a factor
             request["reasoning"] = self.cfg.reasoning
+        if self.cfg.seed is not None and not self.reference:
+            request["seed"] = self.cfg.seed
         key = cache_key(self._keyed(request))
         hit = self.cache.get(key)
         if hit is None and key != (legacy := cache_key(request)):
@@ -377,6 +391,8 @@ class Client:
         if request["metadata"]:
             kwargs["metadata"] = request["metadata"]
         kwargs.update(reasoning_kwargs(request.get("reasoning")))
+        if request.get("seed") is not None:
+            kwargs["seed"] = request["seed"]
         if self.cfg.api_base:
             kwargs["api_base"] = self.cfg.api_base
         if key := self._api_key():

@@ -29,6 +29,7 @@ from planaudit.llm.client import (
     Client,
     context_exhausted,
     price_source,
+    provenance,
     reasoning_tokens,
     total_cost,
 )
@@ -207,7 +208,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
                          if row["success"] and row["plan_length"] else None)
     row.update(n_calls=len(calls), input_tokens=_sum(calls, "input_tokens"),
                output_tokens=_sum(calls, "output_tokens"), cost_usd=total_cost(calls),
-               reasoning_tokens=reasoning_tokens(calls),
+               reasoning_tokens=reasoning_tokens(calls), **provenance(client.cfg),
                price_source=price_source(calls),
                latency_s=_sum(calls, "latency_s"), cache_hits=sum(c.cache_hit for c in calls),
                config_hash=config_hash, code_version=__version__)

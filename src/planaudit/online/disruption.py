@@ -102,9 +102,9 @@ class Disruption:
         return {"disruption": self.kind, "injections": made,
                 "injections_withheld": self.withheld,
                 "resensed": sum(i.resensed for i in self.made),
-                "recovered": (outcome == "success") if made else None}
+                "disruption_recovered": (outcome == "success") if made else None}
 
 
 def off_columns() -> dict:
     return {"disruption": None, "injections": None, "injections_withheld": None,
-            "resensed": None, "recovered": None}
+            "resensed": None, "disruption_recovered": None}

@@ -21,6 +21,7 @@ from planaudit.llm.client import (
     Client,
     context_exhausted,
     price_source,
+    provenance,
     reasoning_tokens,
     total_cost,
 )
@@ -125,7 +126,7 @@ async def run_episode(client: Client, method: str, params: dict, folder: Path, *
         "truncated": bool(deciding) and deciding[-1].truncated,
         "n_calls": len(calls), "input_tokens": sum(x.input_tokens for x in calls),
         "output_tokens": sum(x.output_tokens for x in calls),
-        "reasoning_tokens": reasoning_tokens(calls),
+        "reasoning_tokens": reasoning_tokens(calls), **provenance(client.cfg),
         "cost_usd": total_cost(calls), "price_source": price_source(calls),
         "latency_s": sum(x.latency_s for x in calls),
         "cache_hits": sum(x.cache_hit for x in calls), "config_hash": config_hash,
