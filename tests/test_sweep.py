@@ -59,12 +59,10 @@ def test_a_sweep_of_a_domain_the_suite_lacks_is_named(tmp_path):
 
 
 def test_a_domain_with_only_a_family_sweeps_through_it(tmp_path):
-    from planaudit.curriculum.families import sweep_problem
-
     suite = {"root": str(DOMAINS), "sweep": [{"domain": "hospital", "sizes": [1, 2]}]}
     with pytest.raises(SweepError, match="no generator for 'hospital'"):
-        with_sweeps(suite, tmp_path / "a")
-    laid = with_sweeps(suite, tmp_path / "b", family=sweep_problem)
+        with_sweeps(suite, tmp_path / "a", family=None)
+    laid = with_sweeps(suite, tmp_path / "b")  # the curriculum's families, by default
     hospital = [e for e in load_suite(laid) if e.domain == "hospital-sweep"]
     assert [e.id for e in hospital] == ["s01-1", "s02-1"]
 

@@ -199,6 +199,8 @@ def online_row(episode: Episode, state: TaskState, method: str) -> dict:
     from planaudit.compliance.settings import NONE
     from planaudit.episode import online_outcome
     from planaudit.harness.bridge import model_config, out_of_context
+    from planaudit.llm.client import provenance
+    from planaudit.online.disruption import off_columns
     from planaudit.online.run import counter_columns, judged_columns
 
     env, truth, meta = episode.env, episode.truth, state.metadata

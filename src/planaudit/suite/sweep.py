@@ -14,6 +14,7 @@ DAG) and only when their text changes, so a rerun reruns nothing.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from collections.abc import Callable, Mapping
@@ -27,6 +28,13 @@ from planaudit.suite.generators import GENERATORS, UNITS, rng_for
 
 # (domain name, domain folder, size, seed) -> problem PDDL: a domain's instance family
 Family = Callable[[str, Path, int, int], str]
+# the instance families live with the curriculum (t5), above the suite: named, loaded on use
+FAMILIES = "planaudit.curriculum.families:sweep_problem"
+
+
+def families() -> Family:
+    module, _, function = FAMILIES.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 class SweepError(ValueError):
@@ -82,7 +90,7 @@ def generate(sweep: Mapping[str, Any], root: Path, out: Path, where: str,
 
 
 def with_sweeps(suite: Mapping[str, Any], out: str | Path,
-                family: Family | None = None) -> dict[str, Any]:
+                family: Family | str | None = "families") -> dict[str, Any]:
     """The suite config with its sweeps laid in: the root a folder of links to every domain
     of the configured root and to each sweep's folder (written under `out`), the sweep
     domains added to `domains` and `obfuscate` where their source domain is listed there."""
@@ -90,6 +98,8 @@ def with_sweeps(suite: Mapping[str, Any], out: str | Path,
     if not sweeps:
         return dict(suite)
     root, out = Path(suite["root"]).resolve(), Path(out).resolve()
+    if family == "families":  # the default: the curriculum's families (None: none)
+        family = families()
     names = [generate(s, root, out, f"suite.sweep[{i}]", family) for i, s in enumerate(sweeps)]
     merged = out / "root"
     merged.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,6 @@ from planaudit.experiment import Experiment
 from planaudit.regime import regimes
 from planaudit.suite.catalog import SelectionError, obfuscated, selected_suite
 from planaudit.suite.sweep import SweepError, with_sweeps
-from planaudit.curriculum.families import sweep_problem
 
 
 # each regime's section is checked against the regime's own schema (planaudit.regime
@@ -26,7 +25,7 @@ RESULTS = config.get("results", "results")
 # own, written now (their tasks make the DAG) and only where their text changed
 if config["suite"].get("sweep"):
     try:
-        config["suite"] = with_sweeps(config["suite"], f"{RESULTS}/sweep", family=sweep_problem)
+        config["suite"] = with_sweeps(config["suite"], f"{RESULTS}/sweep")
     except SweepError as e:
         raise ValueError(f"{locate([BASE_CONFIG, *(workflow.overwrite_configfiles or [])], ('suite', 'sweep'), config)}{e}") from None
 SUITE = config["suite"]
