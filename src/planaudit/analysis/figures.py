@@ -45,7 +45,6 @@ from planaudit.analysis.figure_catalog import (  # noqa: F401  (re-exported)
 # one definition of each rate: the figures can never disagree with the tables
 from planaudit.analysis.rows import OK as COUNTED
 from planaudit.analysis.rows import SCORE as SCORED
-from planaudit.analysis.stats import ratio_ci
 from planaudit.analysis.tables import (
     ACPBENCH_ALL,
     RATES,
@@ -53,6 +52,9 @@ from planaudit.analysis.tables import (
     acpbench_rows,
     calibrator_rows,
     main_rows,
+)
+from planaudit.analysis.tables import (
+    cost_per_solved as solved_cost,  # per configuration here, from the rows
 )
 
 # outcome -> (face gray, hatch, hatch gray): good outcomes light, failures darker and hatched
@@ -184,20 +186,17 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 def cost_per_solved(frame: pl.DataFrame, seed: int = 0, n_resamples: int = 2000
                     ) -> dict[tuple[str, str, str], tuple[float, float, float] | None]:
-    """Per configuration: (cost per solved task, low, high), as the main table computes it
-    (`tables.main_table`: the whole cost over the tasks got right, `ratio_ci` over tasks);
-    None where nothing was solved or a cost is unknown: never 0."""
+    """Per configuration: (cost per solved task, low, high), the main table's
+    (`tables.cost_per_solved`; an interval of one task is the point); None where nothing
+    was solved or a cost is unknown: never 0."""
     out: dict[tuple[str, str, str], tuple[float, float, float] | None] = {}
     for g in frame.filter(COUNTED).partition_by("regime", "model", "method",
                                                   maintain_order=True):
-        key = (g["regime"][0], g["model"][0], g["method"][0])
-        scores = g.select(SCORED).to_series().to_list()
-        if g["cost_usd"].null_count() or not any(scores):
-            out[key] = None
-            continue
-        lo, hi = ratio_ci(g["cost_usd"].to_list(), scores, seed, n_resamples) or (None, None)
-        value = g["cost_usd"].sum() / sum(scores)
-        out[key] = (value, value if lo is None else lo, value if hi is None else hi)
+        found = solved_cost(g["cost_usd"].to_list(), g.select(SCORED).to_series().to_list(),
+                            seed, n_resamples)
+        out[(g["regime"][0], g["model"][0], g["method"][0])] = None if found is None else (
+            found[0], found[0] if found[1] is None else found[1],
+            found[0] if found[2] is None else found[2])
     return out
 
 

@@ -26,7 +26,7 @@ from planaudit.analysis.figure_catalog import ACPBENCH_FIGURES, FIGURES, why_not
 from planaudit.analysis.figure_catalog import CAPTIONS as FIGURE_CAPTIONS
 from planaudit.analysis.outputs import SWEEP_FIGURES
 from planaudit.analysis.rows import PLANNER_SUFFIX, REFERENCE_SUFFIX
-from planaudit.analysis.tables import main_rows
+from planaudit.analysis.tables import CELL_FORMATS, main_rows
 
 TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance",
                "compliance_tests", "settings", "determinism", "pass_k", "disruption", "per_domain",
@@ -199,10 +199,6 @@ TABLE_CAPTIONS = {
 }
 BADGE = '<span class="badge">reference model, not an LLM</span>'
 PLANNER_BADGE = '<span class="badge">classical planner, not an LLM</span>'
-FLOAT_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
-                 "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}",
-                 "cost_per_solved_usd": "{:.4g}", "cost_per_solved_lo": "{:.4g}",
-                 "cost_per_solved_hi": "{:.4g}"}
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
@@ -276,7 +272,7 @@ def _cell(value: str, column: str, references: set[str]) -> tuple[str, bool]:
         return _labelled(value, column, references), False
     if value.lstrip("-").isdigit():
         return esc(value), True
-    return esc(FLOAT_FORMATS.get(column, "{:.3f}").format(number)), True
+    return esc(CELL_FORMATS.get(column, "{:.3f}").format(number)), True
 
 
 def _labelled(text: str, column: str, references: set[str]) -> str:

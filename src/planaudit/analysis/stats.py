@@ -74,19 +74,18 @@ def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], seed: int
     if num.size < 2 or num.size != den.size:
         return None
     idx = np.random.default_rng(seed).integers(0, num.size, (n_resamples, num.size))
-    top, bottom = num[idx].sum(axis=1), den[idx].sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.inf)
-    alpha = (1 - level) / 2
-    finite = ratios[np.isfinite(ratios)]
-    if not finite.size:
+    total, solved = num[idx].sum(axis=1), den[idx].sum(axis=1)
+    some = solved > 0
+    if not some.any():
         return np.inf, np.inf
-    # np.quantile interpolates inf into nan: a stand-in past every finite ratio, read back
-    # as inf where a bound falls among (or next to) the resamples with nothing solved
-    top = finite.max()
-    stand_in = np.where(np.isfinite(ratios), ratios, 2 * top + 1)
-    bounds = np.quantile(stand_in, [alpha, 1 - alpha])
-    low, high = (float(b) if b <= top else float("inf") for b in bounds)
+    ratios = np.divide(total, solved, out=np.zeros_like(total), where=some)
+    most = ratios[some].max()
+    # np.quantile interpolates inf into nan: a resample that solved nothing stands in past
+    # every finite ratio, and a bound that falls among (or next to) them reads as inf
+    ratios[~some] = 2 * most + 1
+    alpha = (1 - level) / 2
+    low, high = (float(b) if b <= most else float("inf")
+                 for b in np.quantile(ratios, [alpha, 1 - alpha]))
     return low, high
 
 

@@ -147,6 +147,17 @@ def _count(frame: pl.DataFrame, column: str) -> int:
     return int(frame[column].fill_null(False).sum()) if column in frame.columns else 0
 
 
+def cost_per_solved(costs: list[float | None], solved: list[bool], seed: int = 0,
+                    n_resamples: int = 2000) -> tuple[float, float | None, float | None] | None:
+    """(the whole cost over the tasks got right, its interval resampling tasks, `ratio_ci`;
+    None for an interval of fewer than two tasks), or None where nothing was solved or a
+    cost is unknown: never 0, which would call the configuration cheapest."""
+    if any(c is None for c in costs) or not any(solved):
+        return None
+    lo, hi = ratio_ci(costs, solved, seed, n_resamples) or (None, None)
+    return sum(costs) / sum(solved), lo, hi
+
+
 def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
     """Per regime × model × method: rates with 95% bootstrap intervals over tasks.
 
@@ -168,9 +179,8 @@ def main_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.D
         scores = valid.select(SCORE).to_series().to_list()
         score_lo, score_hi = bootstrap_ci(scores, seed, n_resamples) or (None, None)
         priced = valid["cost_usd"].null_count() == 0
-        per_solved = (valid["cost_usd"].sum() / sum(scores) if priced and any(scores) else None)
-        per_lo, per_hi = (ratio_ci(valid["cost_usd"].to_list(), scores, seed, n_resamples)
-                          if per_solved is not None else None) or (None, None)
+        per_solved, per_lo, per_hi = cost_per_solved(valid["cost_usd"].to_list(), scores, seed,
+                                                     n_resamples) or (None, None, None)
         rows.append({
             "regime": g["regime"][0], "model": g["model"][0], "reference": g["reference"][0],
             "method": g["method"][0], "n_tasks": g.height, "errors": g.height - valid.height,
@@ -478,9 +488,11 @@ def repair_table(ep: pl.DataFrame) -> pl.DataFrame:
 
 # -- rendering ------------------------------------------------------------------------
 
-_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
-            "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}", "cost_per_solved_usd": "{:.4g}",
-            "cost_per_solved_lo": "{:.4g}", "cost_per_solved_hi": "{:.4g}"}
+# the cells' number formats, in every table format and on the report's page
+CELL_FORMATS = {"p": "{:.3g}", "p_adj": "{:.3g}", "alpha": "{:g}", "min_difference_pp": "{:.1f}",
+                "mean_tokens": "{:.0f}", "mean_cost_usd": "{:.4g}",
+                "cost_per_solved_usd": "{:.4g}", "cost_per_solved_lo": "{:.4g}",
+                "cost_per_solved_hi": "{:.4g}"}
 
 
 def _cell(value, column: str) -> str:
@@ -489,7 +501,7 @@ def _cell(value, column: str) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return _FORMATS.get(column, "{:.3f}").format(value)
+        return CELL_FORMATS.get(column, "{:.3f}").format(value)
     return str(value)
 
 

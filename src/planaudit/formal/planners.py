@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PLANNERS = ("lama", "astar")
-PREFIX = "planner"
 DEFAULT_SECONDS = 120.0  # one LLM call's default time-out at a provider (llm/client.py)
 
 
@@ -41,35 +40,13 @@ class Answer:
 
 def lama(domain: Path, problem: Path, seconds: float) -> Answer:
     """Fast Downward's lama-first (up-fast-downward's satisficing engine, whose default
-    alias it is). A search that exhausts the space is its claim of unsolvability."""
-    import contextlib
-    import tempfile
+    alias it is), through the witnesses' own call (`external.solve_external`: its scratch
+    folder, its reading of the plan). A search that exhausts the space is its proof of
+    unsolvability."""
+    from planaudit.formal.external import solve_external
 
-    from unified_planning.engines import PlanGenerationResultStatus as S
-    from unified_planning.shortcuts import OneshotPlanner
-
-    from planaudit.formal.external import read_problem
-
-    start = time.perf_counter()
-    try:
-        problem_up = read_problem(str(domain), str(problem))
-        # the driver writes output.sas where it runs: a folder of its own (external.py)
-        with tempfile.TemporaryDirectory(prefix="planaudit-lama-") as scratch, \
-                contextlib.chdir(scratch), OneshotPlanner(name="fast-downward") as planner:
-            result = planner.solve(problem_up, timeout=seconds, output_stream=None)
-    except Exception as e:  # unified-planning raises many kinds on input it rejects
-        return Answer("error", None, time.perf_counter() - start,
-                      f"{type(e).__name__}: {' '.join(str(e).split())[:200]}")
-    spent = time.perf_counter() - start
-    if result.status in (S.SOLVED_OPTIMALLY, S.SOLVED_SATISFICING) and result.plan is not None:
-        plan = ["(" + " ".join([a.action.name, *(str(p) for p in a.actual_parameters)]).lower()
-                + ")" for a in result.plan.actions]
-        return Answer("solved", plan, spent)
-    if result.status in (S.UNSOLVABLE_PROVEN, S.UNSOLVABLE_INCOMPLETELY):
-        return Answer("unsolvable", None, spent)
-    if result.status in (S.TIMEOUT, S.MEMOUT):
-        return Answer("limit", None, spent, result.status.name.lower())
-    return Answer("error", None, spent, f"status {result.status.name}")
+    found = solve_external(str(domain), str(problem), "fast-downward", timeout=seconds)
+    return Answer(found.status, found.plan, found.seconds, found.detail)
 
 
 def astar(domain: Path, problem: Path, seconds: float) -> Answer:

@@ -25,8 +25,8 @@ KEY_FIELDS = ("model", "messages", "tools", "temperature", "max_tokens", "sample
 # model told it must call a tool ("required") or told nothing ("omit") answers otherwise
 # than one left to choose ("auto"). Only in the key when set (the client sets tool_choice
 # only with tools and when it is not "auto"), so that entries written before they were
-# part of the key are still found. `reasoning` (an effort or a token budget) is a factor of
-# the experiment: the same prompt at another effort is another trial.
+# part of the key are still found. `reasoning` (an effort or a token budget) and a provider
+# `seed` are factors of the experiment: the same prompt at another is another trial.
 IF_SET_FIELDS = ("api_base", "tool_choice", "reasoning", "seed")
 
 

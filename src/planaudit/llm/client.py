@@ -152,6 +152,8 @@ EFFORTS = ("low", "medium", "high")
 # one reply: (text, tool calls, prompt tokens, completion tokens, finish reason, what else the
 # provider said: reasoning tokens and text)
 Sent = tuple[str | None, list[dict], int, int, str | None, dict]
+# what a call left for a batch says (batch mode's collect passes; never cached, never a row)
+DEFERRED = "deferred to a batch"
 
 
 def reasoning_kwargs(reasoning: dict | None) -> dict:
@@ -166,8 +168,6 @@ def reasoning_kwargs(reasoning: dict | None) -> dict:
                              + ", ".join(EFFORTS))
         return {"reasoning_effort": reasoning["effort"]}
     return {"thinking": {"type": "enabled", "budget_tokens": int(reasoning["budget_tokens"])}}
-# what a call left for a batch says (batch mode's collect passes; never cached, never a row)
-DEFERRED = "deferred to a batch"
 
 
 async def in_pool(work: list, one: Callable[..., Awaitable], limit: int) -> list:

@@ -97,14 +97,17 @@ class Disruption:
         return [x for x in lines if x != drop]
 
     def columns(self, outcome: str) -> dict:
-        """The row's disruption columns."""
+        """The row's disruption columns (`COLUMNS`)."""
         made = len(self.made)
-        return {"disruption": self.kind, "injections": made,
-                "injections_withheld": self.withheld,
-                "resensed": sum(i.resensed for i in self.made),
-                "disruption_recovered": (outcome == "success") if made else None}
+        return dict(zip(COLUMNS, (self.kind, made, self.withheld,
+                                  sum(i.resensed for i in self.made),
+                                  (outcome == "success") if made else None), strict=True))
+
+
+COLUMNS = ("disruption", "injections", "injections_withheld", "resensed",
+           "disruption_recovered")
 
 
 def off_columns() -> dict:
-    return {"disruption": None, "injections": None, "injections_withheld": None,
-            "resensed": None, "disruption_recovered": None}
+    """The row's disruption columns where the tools do not fail: all null."""
+    return dict.fromkeys(COLUMNS)

@@ -21,13 +21,14 @@ _SECTIONS = {r.key: r.schema for r in regimes().values() if r.schema is not None
 validate({k: v for k, v in config.items() if k not in _SECTIONS}, schema="../schemas/config.schema.yaml")
 
 RESULTS = config.get("results", "results")
+CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
 # difficulty sweeps (suite.sweep): generated tasks laid into the suite as domains of their
 # own, written now (their tasks make the DAG) and only where their text changed
 if config["suite"].get("sweep"):
     try:
         config["suite"] = with_sweeps(config["suite"], f"{RESULTS}/sweep")
     except SweepError as e:
-        raise ValueError(f"{locate([BASE_CONFIG, *(workflow.overwrite_configfiles or [])], ('suite', 'sweep'), config)}{e}") from None
+        raise ValueError(f"{locate(CONFIG_FILES, ('suite', 'sweep'), config)}{e}") from None
 SUITE = config["suite"]
 SUITE_ROOT = SUITE["root"]
 SUMMARY = f"{RESULTS}/suite/summary.csv"
@@ -36,7 +37,6 @@ AUDIT = f"{RESULTS}/suite/audit.csv"
 # suite.tasks (docs/howto/pilot.md): the suite jobs prepare every task of each
 # domain it names, the episode jobs run the selected tasks only. A pattern that selects
 # nothing fails here, naming its file and line, before any job (and any paid call) runs.
-CONFIG_FILES = [BASE_CONFIG, *(workflow.overwrite_configfiles or [])]  # in the order laid
 for _name, _schema in _SECTIONS.items():
     if _name not in config:
         continue  # as the common schema: a section left out is not checked

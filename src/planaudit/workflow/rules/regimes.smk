@@ -47,10 +47,11 @@ VIEW = Workflow(
 JOBS = {name: r.jobs(VIEW) for name, r in regimes().items()}
 # a classical planner (planner/lama, planner/astar): offline's `planner` method alone
 PLANNERS = [m for m in MODELS if ENTRY[m]["model"].startswith("planner/")]
-PLANNER_JOBS = {
-    name: r.jobs(dataclasses.replace(VIEW, config=planner_view(config)))
-    for name, r in regimes().items()
-}
+PLANNER_JOBS = (
+    {name: r.jobs(dataclasses.replace(VIEW, config=planner_view(config))) for name, r in regimes().items()}
+    if PLANNERS
+    else {}
+)
 # a model that is not a reference model or a planner: only what the user's files name
 # (common.smk)
 PAID = [m for m in MODELS if not ENTRY[m]["model"].startswith(("reference/", "planner/"))]
