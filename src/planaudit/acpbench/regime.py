@@ -61,18 +61,19 @@ def jobs(view: Workflow) -> Jobs:
 
 def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tokens: dict,
              counter) -> list[Estimated]:
-    """One call per question, its prompt as generated, the reply assumed."""
+    """One call per question and repeat, its prompt as generated, the reply assumed."""
     section = experiment.section("acpbench").written
     if not section.get("types"):
         return []
     selection = experiment.tasks
     section = {**section, "domains": section.get("domains") or run_domains(selection, suite_dir)}
     rows = []
+    repeats = experiment.section("acpbench").epochs  # every repeat pays again
     for qtype in section["types"]:
         found = job_questions(section, qtype, suite_dir, selection)
-        tin = sum(counter([{"role": "user", "content": q.prompt}]) for q in found)
-        tout = len(found) * int(out_tokens["final"])
-        rows.append(Estimated(qtype, len(found), len(found), tin, tout))
+        tin = repeats * sum(counter([{"role": "user", "content": q.prompt}]) for q in found)
+        tout = repeats * len(found) * int(out_tokens["final"])
+        rows.append(Estimated(qtype, len(found), repeats * len(found), tin, tout))
     return rows
 
 
@@ -81,4 +82,4 @@ register(Regime(
     name="acpbench", help="ACPBench: its questions answered by proof from their PDDL",
     layout=("model", "method"), columns=row_columns(__file__),
     jobs=jobs, add_parser=add_parser, estimate=estimate, size=(360, 4000), rank=3,
-    batch=True, choices=("types",), figures=("acpbench",)))
+    batch=True, choices=("types",), epochs=True, figures=("acpbench",)))

@@ -97,7 +97,7 @@ def make_row(q: Question, j: Judgement | None, call, base: dict, error: str | No
     return row
 
 
-async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[Question],
+async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[tuple[Question, int]],
                transcripts: Path, cfg: dict) -> list[dict]:
     client = Client(entry.client(), Cache(cache))
     ref = entry.reference
@@ -107,18 +107,22 @@ async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[Question],
             "reference": client.cfg.model.startswith("reference/"),
             "config_hash": digest, "code_version": __version__, **provenance(client.cfg)}
 
-    async def one(q: Question) -> dict:
-        meta = {"task": f"acpbench:{qtype}:{q.form}:{q.id}", "purpose": "acpbench"}
+    async def one(item: tuple[Question, int]) -> dict:
+        q, epoch = item
+        # the repeat (acpbench.epochs) from the second on: its own cache key and draws
+        meta = {"task": f"acpbench:{qtype}:{q.form}:{q.id}", "purpose": "acpbench",
+                **({"epoch": epoch} if epoch else {})}
         if ref is not None:
             meta.update(ref, answer=q.oracle, wrong=q.wrong)
         messages = [{"role": "user", "content": q.prompt}]
         call = await client.complete(messages, temperature=0.0, max_tokens=int(cfg["max_tokens"]),
                                      metadata=meta)
         j = None if call.error else judge(q, call.content)
-        row = make_row(q, j, call, base, call.error)
+        row = make_row(q, j, call, {**base, "epoch": epoch}, call.error)
         folder = transcripts / q.domain
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{q.type}_{q.task}_{q.state}_{q.form}.jsonl".replace("/", "_")
+        name = (f"{q.type}_{q.task}_{q.state}_{q.form}" + (f".e{epoch}" if epoch else "")
+                + ".jsonl").replace("/", "_")
         atomic.write_text(folder / name,
                           json.dumps({"purpose": "acpbench", "messages": messages,
                                       "call": call.to_json()}) + "\n"
@@ -134,14 +138,17 @@ async def _run(entry: ModelEntry, cache: str, qtype: str, work: list[Question],
 def run_acpbench_shard(experiment: Experiment, entry: ModelEntry, qtype: str, suite_dir: Path,
                        out: str, transcripts: str) -> tuple[pl.DataFrame, Skipped]:
     """One job: the model `entry` on question type `qtype` over the section's domains and
-    forms; suite domains' questions among the tasks `suite.tasks` selects."""
+    forms, each question `acpbench.epochs` times; suite domains' questions among the
+    tasks `suite.tasks` selects."""
     section = experiment.section("acpbench").written
     cfg = settings(section)
     skipped = Skipped()
     work = job_questions(section, qtype, Path(suite_dir), experiment.tasks, skipped)
     Cache(experiment.cache).require_writable()  # before any request
-    rows = (asyncio.run(_run(entry, experiment.cache, qtype, work, Path(transcripts), cfg))
-            if work else [])
+    repeats = experiment.section("acpbench").epochs
+    trials = [(q, e) for q in work for e in range(repeats)]
+    rows = (asyncio.run(_run(entry, experiment.cache, qtype, trials, Path(transcripts), cfg))
+            if trials else [])
     if rows and all(r["outcome"] == "error" for r in rows):
         reasons = sorted({r["error"] or "unknown" for r in rows})
         raise AcpbenchShardFailed(f"acpbench/{entry.name}/{qtype}: all {len(rows)} questions ended "

@@ -175,8 +175,9 @@ TABLE_CAPTIONS = {
                 "(reference models apart); the _deterministic columns repeat the test on the "
                 "tasks whose outcome was the same in every repeat (online.epochs) of both "
                 "settings.",
-    "pass_k": "Repeats (offline, online and formalize epochs): per configuration run more than "
-              "once, pass@k (at least one of k repeats right: 1 - C(n-c,k)/C(n,k)) and pass^k "
+    "pass_k": "Repeats (the epochs of offline, online, formalize, curriculum and ACPBench; "
+              "an ACPBench configuration is a question type in one form): per configuration "
+              "run more than once, pass@k (at least one of k repeats right: 1 - C(n-c,k)/C(n,k)) and pass^k "
               "(all k repeats right, τ-bench's convention: C(c,k)/C(n,k)), each estimated "
               "without bias from a task's n counted repeats of which c were right (success, "
               "or detection on an unsolvable task), averaged over tasks, with a 95% bootstrap "

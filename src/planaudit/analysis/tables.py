@@ -730,7 +730,8 @@ PASS_K = {"regime": pl.String, "model": pl.String, "reference": pl.Boolean, "met
 
 
 def pass_k_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl.DataFrame:
-    """Per configuration run more than once (a regime's `epochs`): pass@k (at least one of
+    """Per configuration run more than once (a regime's `epochs`: offline, online,
+    formalize, the curriculum's test cases, ACPBench's types per form): pass@k (at least one of
     k repeats right) and pass^k (all k right), from each task's n counted repeats and c of
     them right (success, or detection on an unsolvable task) as C(c,k)/C(n,k) and
     1 - C(n-c,k)/C(n,k), unbiased; the mean over tasks with a bootstrap interval that
@@ -738,8 +739,10 @@ def pass_k_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000) -> pl
     a task with fewer than k is counted in `short` and left out, never extrapolated."""
     from planaudit.analysis.repeats import estimate
 
-    rows = fold_settings(undisguised(pl.concat([main_rows(ep), versus_rows(ep)],
-                                               how="diagonal_relaxed")), repeats=True)
+    rows = fold_settings(undisguised(_rows_of(ep, lambda r: r.epochs)), repeats=True)
+    if "form" in rows.columns:  # an ACPBench configuration is a question type in one form
+        rows = rows.with_columns(pl.when(pl.col("form").is_not_null()).then(
+            pl.col("method") + "/" + pl.col("form")).otherwise(pl.col("method")).alias("method"))
     if "epoch" not in rows.columns or rows.filter(pl.col("epoch").fill_null(0) > 0).is_empty():
         return pl.DataFrame(schema=PASS_K)
     out = []

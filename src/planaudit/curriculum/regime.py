@@ -93,14 +93,15 @@ def jobs(view: Workflow) -> Jobs:
         inputs=[f for d, f in view.ready.items() if d in entries],
         outputs=[f"{results}/episodes/curriculum/{{model}}/{{job}}/{k}.parquet" for k in keys],
         spec=lambda entry, test: view.spec(entry, "curriculum", {
-            "tests": [test], "domains": entries, **settings(section, test)}),
+            "tests": [test], "domains": entries, **settings(section, test),
+            **({"epochs": section["epochs"]} if "epochs" in section else {})}),
         args=args)
 
 
 def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tokens: dict,
              counter) -> list[Estimated]:
-    """One call per case, its prompt as generated, the reply assumed (none on a domain
-    the test cannot be generated on: the plan leaves it out)."""
+    """One call per case and repeat, its prompt as generated, the reply assumed (none on a
+    domain the test cannot be generated on: the plan leaves it out)."""
     section = experiment.section("curriculum").written
     selection = experiment.tasks
     entries = section.get("domains") or run_domains(selection, suite_dir)
@@ -109,9 +110,10 @@ def estimate(experiment: Experiment, entry: ModelEntry, suite_dir: Path, out_tok
         cfg = settings(section, test)
         found = [c for e in entries if not skip_reason(e, test, cfg, suite_dir)
                  for c in domain_cases(e, test, cfg, suite_dir, selection)[0]]
-        tin = sum(counter([{"role": "user", "content": c.prompt}]) for c in found)
-        tout = len(found) * int(out_tokens["final"])
-        rows.append(Estimated(test, len(found), len(found), tin, tout))
+        repeats = experiment.section("curriculum").epochs  # every repeat pays again
+        tin = repeats * sum(counter([{"role": "user", "content": c.prompt}]) for c in found)
+        tout = repeats * len(found) * int(out_tokens["final"])
+        rows.append(Estimated(test, len(found), repeats * len(found), tin, tout))
     return rows
 
 
@@ -127,4 +129,4 @@ register(Regime(
     name="curriculum", help="the curriculum regime (PlanBench's test cases)", jobs=jobs,
     layout=("model", "method", "domain"), columns=row_columns(__file__),
     add_parser=add_curriculum_parser, estimate=estimate, size=(360, 4000), rank=2,
-    batch=True, choices=("tests",), tables={"curriculum": table}))
+    batch=True, choices=("tests",), epochs=True, tables={"curriculum": table}))

@@ -145,8 +145,9 @@ def make_row(case: Case, verdict: Verdict | None, call, base: dict, error: str |
     return row
 
 
-async def _run(entry: ModelEntry, cache: str, test: str, work: list[tuple[str, Case, object]],
-               transcripts: dict[str, Path], cfg: dict) -> list[dict]:
+async def _run(entry: ModelEntry, cache: str, test: str,
+               work: list[tuple[str, Case, object, int]], transcripts: dict[str, Path],
+               cfg: dict) -> list[dict]:
     client = Client(entry.client(), Cache(cache))
     ref = entry.reference
     digest = shard_hash(entry, test, cfg)
@@ -157,8 +158,10 @@ async def _run(entry: ModelEntry, cache: str, test: str, work: list[tuple[str, C
                "reference": client.cfg.model.startswith("reference/"),
                "config_hash": digest, "code_version": __version__, **provenance(client.cfg)}
 
-    async def one(key: str, case: Case, scorer) -> dict:
-        meta = {"task": f"{test}:{key}/{case.instance}", "purpose": "curriculum"}
+    async def one(key: str, case: Case, scorer, epoch: int) -> dict:
+        # the repeat (curriculum.epochs) from the second on: its own cache key and draws
+        meta = {"task": f"{test}:{key}/{case.instance}", "purpose": "curriculum",
+                **({"epoch": epoch} if epoch else {})}
         if ref is not None:
             answer, kind, wrong = oracle_text(case)
             meta.update(ref, answer=answer, answer_kind=kind, wrong=wrong)
@@ -166,8 +169,10 @@ async def _run(entry: ModelEntry, cache: str, test: str, work: list[tuple[str, C
         call = await client.complete(messages, temperature=0.0, max_tokens=int(cfg["max_tokens"]),
                                      metadata=meta)
         verdict = None if call.error else scorer(case, call.content or "")
-        row = make_row(case, verdict, call, {**base_of, "domain": key}, call.error)
-        atomic.write_text(transcripts[key] / f"{case.instance}.jsonl",
+        row = make_row(case, verdict, call, {**base_of, "domain": key, "epoch": epoch},
+                       call.error)
+        name = case.instance + (f".e{epoch}" if epoch else "")
+        atomic.write_text(transcripts[key] / f"{name}.jsonl",
                           json.dumps({"purpose": "curriculum", "messages": messages,
                                       "call": call.to_json()}) + "\n"
                           + json.dumps({"row": row}) + "\n")
@@ -184,7 +189,7 @@ def run_curriculum_shard(experiment: Experiment, entry: ModelEntry, test: str,
                          transcripts: str) -> dict[str, pl.DataFrame]:
     """One job: the model `entry` on test case `test` over `domains` (keys of
     `curriculum.domains` entries), suite domains' cases among the tasks `suite.tasks`
-    selects; `out` and `transcripts` hold `{domain}`."""
+    selects, each case `curriculum.epochs` times; `out` and `transcripts` hold `{domain}`."""
     if test not in TESTS:
         raise CurriculumError(f"no test case '{test}' (have: {', '.join(TESTS)})")
     section = experiment.section("curriculum").written
@@ -202,7 +207,8 @@ def run_curriculum_shard(experiment: Experiment, entry: ModelEntry, test: str,
             print(needs.skip_line(test, key, why), file=sys.stderr, flush=True)
             continue
         found, scorer = domain_cases(entries[key], test, cfg, Path(suite_dir), experiment.tasks)
-        work += [(key, c, scorer) for c in found]
+        work += [(key, c, scorer, e) for c in found for e in range(experiment.section(
+            "curriculum").epochs)]
     paths = {k: Path(str(transcripts).replace("{domain}", k)) for k in domains if k not in skipped}
     Cache(experiment.cache).require_writable()  # before any request
     rows = asyncio.run(_run(entry, experiment.cache, test, work, paths, cfg)) if work else []
@@ -212,7 +218,7 @@ def run_curriculum_shard(experiment: Experiment, entry: ModelEntry, test: str,
                           f"{'; '.join(reasons[:3])}")
     frames = {}
     for key in domains:
-        mine = [r for r, (k, _, _) in zip(rows, work, strict=True) if k == key]
+        mine = [r for r, (k, *_) in zip(rows, work, strict=True) if k == key]
         frame = pl.DataFrame(mine, infer_schema_length=None)
         path = Path(str(out).replace("{domain}", key))
         atomic.write_parquet(frame, path)
