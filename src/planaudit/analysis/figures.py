@@ -721,7 +721,7 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
     outputs even when it posed no question); returns the files written. A figure the
     rows cannot support is written as a placeholder and its reason appended to `notes`.
     `analysis` (seed, bootstrap, alpha) is what the tables were built with."""
-    from planaudit.analysis.tables import fold_settings
+    from planaudit.analysis.tables import first_repeat, fold_settings
 
     outdir = Path(outdir)
     written = []
@@ -742,7 +742,7 @@ def draw_all(frame: pl.DataFrame, outdir: str | Path, notes: list[str] | None = 
                 notes.append(f"{name}: not drawn ({e})")
             fig = placeholder(name, str(e))
         written += save(fig, outdir, name)
-    acp = acpbench_rows(frame)
+    acp = acpbench_rows(first_repeat(frame))  # one trial a question, as its table
     if ("acpbench" in running) if running is not None else not acp.is_empty():
         acp_shown, acp_cut = first_models(acp, MAX_ACPBENCH_MODELS, by_model=True)
         for name in ACPBENCH_FIGURES:
