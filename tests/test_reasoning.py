@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import polars as pl
 import pytest
 
 from planaudit.llm.cache import Cache
@@ -100,7 +101,7 @@ def test_a_config_with_reasoning_runs_a_shard_whose_rows_estimate_and_key_show_i
             "offline": {"methods": ["direct"]}, "cache": str(tmp_path / "cache")})
 
     with FakeOpenAI([thought("UNSOLVABLE", THINKING, 40), thought("UNSOLVABLE", THINKING, 40),
-                     thought("UNSOLVABLE", THINKING, 400), thought("UNSOLVABLE", THINKING, 400)]
+                     thought("UNSOLVABLE", THINKING, 400), thought(ANSWER, THINKING, 400)]
                     ) as srv:
         rows = {}
         for effort in ("low", "high", "low"):  # the second low is answered from the cache
@@ -112,6 +113,19 @@ def test_a_config_with_reasoning_runs_a_shard_whose_rows_estimate_and_key_show_i
     assert asked == ["low", "low", "high", "high"]  # the rerun sent nothing
     assert rows["low"]["reasoning_tokens"].to_list() == [40, 40]
     assert rows["high"]["reasoning_tokens"].to_list() == [400, 400]
+    # one model at two efforts: the reasoning table pairs them on their tasks. p09 is
+    # unsolvable: low said so, high planned (wrong); p03 neither got right
+    assert set(rows["low"]["model_id"]) == {"openai/test-reasoner"}
+    from planaudit.analysis.tables import build_tables
+
+    table = build_tables(pl.concat([rows["low"], rows["high"]], how="diagonal_relaxed"),
+                         n_resamples=100)["reasoning"]
+    assert table.select("reasoning", "model", "score", "mean_reasoning_tokens").rows() == [
+        ("effort=low", "r-low", 0.5, 40.0), ("effort=high", "r-high", 0.0, 400.0)]
+    high = table.row(1, named=True)
+    assert (high["versus"], high["n"], high["b"], high["c"]) == ("r-low", 2, 0, 1)
+    assert high["p"] == 1.0 and high["significant"] is False  # one discordant task decides nothing
+    assert table.row(0, named=True)["versus"] is None
     step = json.loads((tmp_path / "transcripts" / "high" / "p03.jsonl").read_text().splitlines()[0])
     assert step["call"]["reasoning"] == THINKING and step["call"]["content"] == "UNSOLVABLE"
 
@@ -132,7 +146,9 @@ def test_a_seed_reaches_the_provider_only_when_the_entry_sets_one_and_every_row_
         asyncio.run(plain.complete(MESSAGES))
     assert srv.requests[0]["seed"] == 7 and "seed" not in srv.requests[1]
     assert len(srv.requests) == 2  # the seed is in the key: the unseeded call was asked anew
-    assert provenance(seeded.cfg) == {"reasoning": "effort=medium", "provider_seed": 7}
-    assert provenance(plain.cfg) == {"reasoning": None, "provider_seed": None}
+    assert provenance(seeded.cfg) == {"model_id": "openai/test", "reasoning": "effort=medium",
+                                      "provider_seed": 7}
+    assert provenance(plain.cfg) == {"model_id": "openai/test", "reasoning": None,
+                                     "provider_seed": None}
     reference = Client(ModelConfig("f", "reference/flawed", seed=3), Cache(tmp_path))
     assert provenance(reference.cfg)["provider_seed"] is None  # its seed draws faults

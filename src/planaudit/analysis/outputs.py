@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TABLES = ("main", "comparisons", "per_domain", "per_task", "outcomes", "online_vs_offline", "power",
           "witness", "compliance", "compliance_tests", "settings", "determinism", "repair",
-          "acpbench", "disguise", "calibrator", "same_tasks", "pass_k", "disruption")
+          "acpbench", "disguise", "calibrator", "same_tasks", "pass_k", "disruption", "reasoning")
 FORMATS = ("csv", "md", "tex")
 # drawn from the offline and online rows (`tables.main_rows`), always written
 FIGURES = ("outcomes", "success_cost", "per_task", "sensing", "online_offline", "phase_flow",

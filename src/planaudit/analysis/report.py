@@ -29,7 +29,8 @@ from planaudit.analysis.rows import PLANNER_SUFFIX, REFERENCE_SUFFIX
 from planaudit.analysis.tables import CELL_FORMATS, main_rows
 
 TABLE_ORDER = ("main", "comparisons", "calibrator", "online_vs_offline", "compliance",
-               "compliance_tests", "settings", "determinism", "pass_k", "disruption", "per_domain",
+               "compliance_tests", "settings", "determinism", "pass_k", "reasoning", "disruption",
+               "per_domain",
                "outcomes", "per_task", "power", "witness", "repair", "curriculum", "acpbench",
                "disguise")
 TABLE_CAPTIONS = {
@@ -184,6 +185,15 @@ TABLE_CAPTIONS = {
               "interval that resamples tasks, not repeats. short: tasks with fewer than k "
               "repeats, left out and never extrapolated. Every other table counts the first "
               "repeat only.",
+    "reasoning": "Reasoning as a factor: per regime × model (its model_id, the string called) × "
+                 "method run by two or more entries that differ in their reasoning setting (none, "
+                 "effort=low, medium, high, or budget_tokens=N, in that order), each setting's "
+                 "score (success, or detection on an unsolvable task) with a 95% bootstrap "
+                 "interval over tasks, mean reasoning and output tokens per task (reasoning: null "
+                 "where no provider reported it), cost per solved task, and the pair with the next "
+                 "lower setting on the tasks both answered (versus): b, tasks this setting got "
+                 "right and the lower one wrong; c, the reverse; exact McNemar, Holm within each "
+                 "regime (reference models apart).",
     "disruption": "Tools that fail (online.disruption: explicit, an error and nothing "
                   "changed; silent, success reported and nothing changed; misleading, the next "
                   "state query holds one wrong fact): per model × architecture × kind, the faults "

@@ -779,6 +779,7 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     paired = undisguised(versus_rows(everything))
 
     from planaudit.analysis.compliance import build as compliance_tables
+    from planaudit.analysis.effort import reasoning_table
 
     folded = fold_settings(ep)
     disguise = disguise_table(folded, alpha)  # the rest: tasks under their own names
@@ -805,6 +806,8 @@ def build_tables(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
         "disguise": disguise,
         "calibrator": calibrator,
         "pass_k": repeated,
+        "reasoning": reasoning_table(pl.concat([ep, paired], how="diagonal_relaxed"), seed,
+                                     n_resamples, alpha),
         "disruption": disruption_table(raw),
         **regime_tables(everything, seed, n_resamples),
         **versus_tables(everything, alpha),

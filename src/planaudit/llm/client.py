@@ -97,11 +97,14 @@ class Call:
 
 
 def provenance(cfg: ModelConfig) -> dict:
-    """What every row says of how its calls were asked: the reasoning setting (as
-    `effort=high` or `budget_tokens=N`; null: none) and the seed the provider was asked for
-    (null: none was sent; planaudit sends one only where an LLM's entry sets `seed`)."""
+    """What every row says of how its calls were asked: the model string called
+    (`model_id`, litellm's: entries of one model at different efforts share it, so the
+    reasoning table pairs them), the reasoning setting (as `effort=high` or
+    `budget_tokens=N`; null: none) and the seed the provider was asked for (null: none was
+    sent; planaudit sends one only where an LLM's entry sets `seed`)."""
     r = cfg.reasoning
-    return {"reasoning": ",".join(f"{k}={v}" for k, v in sorted(r.items())) if r else None,
+    return {"model_id": cfg.model,
+            "reasoning": ",".join(f"{k}={v}" for k, v in sorted(r.items())) if r else None,
             "provider_seed": None if prefix(cfg.model) else cfg.seed}
 
 
