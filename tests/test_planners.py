@@ -60,26 +60,68 @@ def test_an_unknown_planner_is_refused_by_name(tmp_path):
         plan("ff", folder(tmp_path, "p01"), 1)
 
 
-def test_a_planner_runs_the_offline_planner_method_alone_at_its_timeout():
+def test_a_planner_runs_the_planner_method_alone_offline_and_online_at_its_timeout():
     config = {"models": [{"name": "oracle", "model": "reference/oracle"},
                          {"name": "astar", "model": "planner/astar", "timeout": 30}],
               "offline": {"methods": ["direct", "cot"]},
-              "online": {"methods": ["react"]}, "curriculum": {"tests": ["t1"]}}
+              "online": {"methods": ["react"], "plan_settings": ["standard", "none"]},
+              "curriculum": {"tests": ["t1"]}}
     view = planner_view(config)
-    assert view["offline"]["methods"] == ["planner"] and "online" not in view
+    assert view["offline"]["methods"] == view["online"]["methods"] == ["planner"]
+    assert view["online"]["plan_settings"] == ["none"] and "curriculum" not in view
     experiment = Experiment.from_dict(config)
     oracle, astar = experiment.models
     assert astar.is_planner and astar.in_process and astar.tier == "planner"
     assert astar.reference == {"seconds": 30.0}
     assert experiment.for_model(astar).section("offline").methods == ("planner",)
+    assert experiment.for_model(astar).section("online").methods == ("planner",)
     assert set(experiment.for_model(oracle).section("offline").methods) == {"direct", "cot"}
+    # a regime that runs nothing runs no planner either
+    assert planner_view({**config, "online": {"methods": []}})["online"]["methods"] == []
 
 
-def test_an_llm_cannot_be_given_the_planner_method():
+@pytest.mark.parametrize("regime", ["offline", "online"])
+def test_an_llm_cannot_be_given_the_planner_method(regime):
     config = {"models": [{"name": "m", "model": "openai/gpt-4o"}],
-              "offline": {"methods": ["direct", "planner"]}}
-    with pytest.raises(ConfigError, match=r"offline\.methods: 'planner'"):
+              regime: {"methods": ["planner"]}}
+    with pytest.raises(ConfigError, match=rf"{regime}\.methods: 'planner'"):
         Experiment.from_dict(config)
+
+
+def test_online_a_planner_plans_then_executes_and_its_offline_answer_serves_it(tmp_path):
+    """Plan-then-execute through the online tools, as a shard runs it: a solvable task
+    reached by acting its plan (no sensing), an unsolvable one declared, the answer read
+    from the cache the offline episode filled (a planner's key is its PDDL and budget, not
+    the prompt it ignores), the seconds it took kept; under a tool that fails silently the
+    unsensed plan misses the goal, which is what a planner without sensing does."""
+    import polars as pl
+
+    from planaudit.shard import run_shard
+    from tests.test_reference import task_dir
+
+    suite = tmp_path / "suite"
+    for name in ("gripper/p03", "gripper/p09"):
+        task_dir(name, str(suite))
+
+    def run(regime: str, **section) -> pl.DataFrame:
+        exp = Experiment.from_dict({
+            "models": [{"name": "astar", "model": "planner/astar", "timeout": 60}],
+            regime: {"methods": ["planner"], **section}, "cache": str(tmp_path / "cache")})
+        out = tmp_path / f"{regime}-{len(section)}.parquet"
+        return run_shard(exp, exp.models[0], exp.method(regime, "planner"), "gripper", suite,
+                         out, tmp_path / "tr" / f"{regime}{len(section)}")["gripper"]
+
+    offline = run("offline").sort("task")
+    online = run("online").sort("task")
+    assert online["outcome"].to_list() == ["success", "detected"]
+    assert online["n_epistemic"].to_list() == [1, 1]  # get_task alone: it never senses
+    assert online["n_ontic"][0] == online["plan_length"][0] == online["optimal_length"][0]
+    assert online["cache_hits"].to_list() == [1, 1]  # answered by the offline episodes
+    assert online["latency_s"].to_list() == offline["latency_s"].to_list()
+    assert set(online["model_tier"]) == {"planner"} and not online["reference"].any()
+    silent = run("online", disruption={"kind": "silent", "rate": 1.0, "seed": 0})
+    hit = silent.filter(pl.col("task") == "p03").row(0, named=True)
+    assert hit["injections"] > 0 and hit["outcome"] != "success"
 
 
 def test_a_planner_episode_takes_the_models_path_at_cost_zero_and_keeps_its_seconds(tmp_path):

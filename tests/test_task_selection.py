@@ -147,9 +147,9 @@ def test_without_a_selection_and_with_one_of_everything_the_jobs_are_the_same(tm
     # the report's spec is the whole config (it shows it), suite.tasks included: set apart
     commands = [sorted(c for c in re.findall(r"^Shell command: (.*)$", r.stdout, re.M)
                        if not c.startswith("planaudit report")) for r in runs]
-    # the default run: 138 jobs, the report set apart (shard_list and the 5 domains' ready
+    # the default run: 140 jobs, the report set apart (shard_list and the 5 domains' ready
     # markers are run: blocks, printed as "None")
-    assert len(commands[0]) == 137 and commands[0] == commands[1]
+    assert len(commands[0]) == 139 and commands[0] == commands[1]
     assert not [c for c in commands[1] if "shard" in c and '"suite": {"tasks"' in c]
 
 

@@ -223,19 +223,26 @@ def load_named(*paths: str | Path | None, base: Path | None = BASE_CONFIG,
     return config, (named if any(p is not None for p in paths) else config)
 
 
+# the regimes a classical planner runs, each under its method `planner`
+PLANNED = ("offline", "online")
+
+
 def planner_view(config: Mapping) -> dict:
-    """The config a classical planner (`planner/lama`, `planner/astar`) runs: the offline
-    regime's one method `planner`, in which it plans on the hidden model, and no other
-    regime's jobs (a planner follows no prompt; its row beside the strategies is the
-    question a reviewer asks). Where the offline regime runs nothing (no section, no
-    method), neither do the planners."""
+    """The config a classical planner (`planner/lama`, `planner/astar`) runs: the method
+    `planner` of the offline regime (it plans on the hidden model) and of the online one
+    (plan-then-execute, under the plan setting `none`: it reads no prompt), and no other
+    regime's jobs (its row beside the strategies and architectures is the question a
+    reviewer asks). Where a regime runs nothing (no section, no method), neither do the
+    planners there."""
     from planaudit.regime import regimes
 
     out = {k: v for k, v in config.items()
-           if k not in {r.key for r in regimes().values() if r.name != "offline"}}
-    if isinstance(out.get("offline"), Mapping):
-        runs = bool(out["offline"].get("methods"))
-        out["offline"] = {**out["offline"], "methods": ["planner"] if runs else []}
+           if k not in {r.key for r in regimes().values() if r.name not in PLANNED}}
+    for name in PLANNED:
+        if isinstance(out.get(name), Mapping):
+            runs = bool(out[name].get("methods"))
+            out[name] = {**out[name], "methods": ["planner"] if runs else [],
+                         **({"plan_settings": ["none"]} if name == "online" else {})}
     return out
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from planaudit.compliance.settings import PlanSetting, SettingError, resolve
-from planaudit.config import ConfigError, load_config, planner_view, restrict
+from planaudit.config import PLANNED, ConfigError, load_config, planner_view, restrict
 from planaudit.llm.client import ModelConfig
 
 __all__ = ["ConfigError", "Experiment", "MethodParams", "ModelEntry", "Repair", "Section",
@@ -237,12 +237,13 @@ class Experiment:
             return {n: Section.from_dict(n, c[r.key]) for n, r in regimes().items() if r.key in c}
 
         models = tuple(ModelEntry.from_dict(m) for m in config.get("models", []))
-        offline = config.get("offline")
-        if isinstance(offline, Mapping) and "planner" in (offline.get("methods") or []) \
-                and any(not m.is_planner for m in models):
-            raise ConfigError("config offline.methods: 'planner' is the method a classical "
-                              "planner (planner/lama, planner/astar) runs by itself; an LLM "
-                              "cannot run it: remove it from the list")
+        for name in PLANNED:
+            section = config.get(name)
+            if isinstance(section, Mapping) and "planner" in (section.get("methods") or []) \
+                    and any(not m.is_planner for m in models):
+                raise ConfigError(f"config {name}.methods: 'planner' is the method a classical "
+                                  "planner (planner/lama, planner/astar) runs by itself; an "
+                                  "LLM cannot run it: remove it from the list")
         experiment = cls(
             models=models,
             sections=sections(config),

@@ -37,6 +37,19 @@ def cache_key(request: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def planner_key(model: str, task_dir: Path, seconds) -> dict:
+    """A classical planner's request as its key sees it: what decides its answer, the
+    planner, the task's PDDL (its content, not its folder: a rerun on a changed task asks
+    again) and its budget; no prompt, which it never reads. A folder without its files
+    keys by its path (the planner will then fail and say why)."""
+    try:
+        pddl = hashlib.sha256(b"\0".join((task_dir / f).read_bytes() for f in
+                                          ("domain.pddl", "problem.pddl"))).hexdigest()
+    except OSError:
+        pddl = str(task_dir)
+    return {"model": model, "metadata": {"pddl": pddl, "seconds": seconds}}
+
+
 class CacheUnwritable(ValueError):
     """The cache folder cannot take an entry: said before any request is sent, since every
     paid reply would otherwise be lost (invariant 5)."""

@@ -22,9 +22,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from functools import cache
+from pathlib import Path
 
 import planaudit.llm  # noqa: F401  (sets the local price map before litellm loads)
-from planaudit.llm.cache import Cache, cache_key
+from planaudit.llm.cache import Cache, cache_key, planner_key
 from planaudit.llm.local import PRICE_SOURCES, handler, prefix
 from planaudit.llm.preflight import NO_KEY
 
@@ -363,8 +364,12 @@ class Client:
         """The request as its cache key sees it. A model behind an API never sees the
         task's folder (`task_dir`, under the experiment's results folder), so it stays
         out of the key, and experiments with results folders of their own share every
-        reply; a reference model reads its answer from that folder, so it stays in."""
+        reply; a reference model reads its answer from that folder, so it stays in. A
+        classical planner reads nothing but the task's PDDL and its budget
+        (`planner_key`): one answer serves the offline and the online regime."""
         meta = request.get("metadata")
+        if self.local == "planner" and meta and "task_dir" in meta:
+            return planner_key(request["model"], Path(meta["task_dir"]), meta.get("seconds"))
         if self.reference or not meta or "task_dir" not in meta:
             return request
         return {**request, "metadata": {k: v for k, v in meta.items() if k != "task_dir"}}

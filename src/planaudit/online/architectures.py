@@ -6,7 +6,8 @@ each ill-formed call into a lesson the actor keeps (`reflexion`), a critic that
 reviews every `act` and `submit` before it runs (`critic`), a sound validator
 that blocks inapplicable actions instead of ending the episode (`gated`, which
 is `react` in a gated environment), or an offline plan executed step by step
-with sensing only on surprise (`plan-execute`).
+with sensing only on surprise (`plan-execute`). A classical planner runs its own,
+`planner`: its plan on the hidden model, executed without sensing.
 
 The budget of N caps both what the environment runs (N tool calls, rejected proposals
 and tool-less turns) and what is paid: at most N model replies per episode in every
@@ -244,6 +245,31 @@ async def critic(agent: Agent) -> None:
 async def gated(agent: Agent) -> None:
     """ReAct; the environment was built gated, so inapplicable actions are blocked."""
     await act_loop(agent)
+
+
+@architecture("planner")
+async def planner(agent: Agent) -> None:
+    """A classical planner's architecture (`planner/...` models run it alone,
+    `config.planner_view`): plan-then-execute. One answer, planned on the hidden model
+    within the entry's budget, executed step by step without sensing and submitted;
+    UNSOLVABLE is declared. No answer within the budget gives nothing to execute, and the
+    empty plan is submitted (the goal then holds only where it held at the start)."""
+    env = agent.env
+    task_text = env.call("get_task", {}).text
+    messages = [{"role": "system", "content": env.brief["preamble"]},
+                {"role": "user", "content": task_text}]  # ignored: it plans on the model
+    reply = (await agent.reply(messages, purpose="final")).content or ""
+    env.say(reply)
+    ex = extract(reply, env.actions)
+    if ex.kind == "unsolvable":
+        env.call("declare_unsolvable", {})
+        return
+    for step in ex.steps if ex.kind == "plan" else ():
+        obs = env.call("act", {"action": format_step(step)})
+        if env.done or not obs.ok:  # a tool that failed (online.disruption): no replanning
+            break
+    if not env.done:
+        env.call("submit", {})
 
 
 REPLAN = ("While executing your plan, action {n}, {action}, was refused: {error}\n"
