@@ -82,7 +82,10 @@ def paper(tmp_path_factory):
     run("tables", "--episodes", str(episodes), "--out", str(report))
     run("figures", "--episodes", str(episodes), "--out", str(report / "figures"),
         "--regime", "human")
-    spec = {"study": {"records": [str(baseline), str(hitl)], "alternative": "greater"}}
+    # the paper's hypotheses, unassisted arm first: validity less, workload greater; time
+    # left to `alternative`; intervals at the level alpha 0.1 gives
+    spec = {"study": {"records": [str(baseline), str(hitl)], "alternative": "greater",
+                      "alternatives": {"valid": "less"}}, "analysis": {"alpha": 0.1}}
     run("report", "--episodes", str(episodes), "--spec", json.dumps(spec), "--tables",
         str(report), "--figures", str(report / "figures"), "--out", str(report / "index.html"))
     return pl.read_parquet(episodes), report
@@ -96,6 +99,17 @@ def test_the_report_shows_the_papers_percentages_labelled_simulated(paper):
     assert "39 valid (78.0%" in people and "35 of them optimal (89.7%)" in people
     assert "17 valid (73.9%" in people and "18 valid (81.8%" in people
     assert "called it correct 4" in people and "submitted it verbatim 2" in people
+    # intervals say their level; each measure is read under its own alternative, and the
+    # power under validity's
+    assert "90% CI" in people and "95% CI" not in people
+    assert "valid <code>less</code>" in people and "time_s <code>greater</code>" in people
+    assert "valid, suggested against unassisted: Fisher exact (less)" in people
+    assert "raw NASA-TLX, suggested against unassisted: Welch t (greater)" in people
+    assert "raw NASA-TLX, suggested against unassisted: Welch t (less)" not in people
+    from planaudit.human.stats import sample_size
+
+    need = sample_size(0.74, 0.82, 0.8, 0.1, "less")
+    assert f"at α = 0.1 (less) takes {need['exact_fisher']} participants per arm" in people
     assert '<img src="figures/human.png"' in people
     assert (report / "figures" / "human.png").stat().st_size > 10_000
     assert set(rows["model"]) == {"simulated participants (scripted, not people)"}

@@ -259,6 +259,14 @@ def test_sample_size_one_sided_and_unequal_arms():
     assert less["exact_fisher"] is not None and less["exact_fisher"] < 443
     assert fisher_power(less["exact_fisher"] - 1, less["exact_fisher"] - 1, 0.74, 0.82,
                         alternative="less") < 0.8
+    # exact power saw-tooths: 353 reaches 0.8 and 354 falls below it; the design's size is
+    # the first from which power stays at the target over the stated range
+    n, window = less["exact_fisher"], less["exact_fisher_window"]
+    assert less["exact_fisher_first"] == 353 and n == 355 and window == 20
+    assert fisher_power(353, 353, 0.74, 0.82, alternative="less") >= 0.8 > fisher_power(
+        354, 354, 0.74, 0.82, alternative="less")
+    assert all(fisher_power(m, m, 0.74, 0.82, alternative="less") >= 0.8
+               for m in range(n, n + window + 1))
     unequal = sample_size(0.3, 0.7, ratio=2.0, power=0.9)
     nobs = NormalIndPower().solve_power(effect_size=proportion_effectsize(0.3, 0.7), nobs1=None,
                                         alpha=0.05, power=0.9, ratio=2.0)
@@ -267,7 +275,8 @@ def test_sample_size_one_sided_and_unequal_arms():
     assert unequal["exact_fisher_n2"] == 2 * unequal["exact_fisher"]
     n = unequal["exact_fisher"]
     assert fisher_power(n, 2 * n, 0.3, 0.7) >= 0.9
-    assert all(fisher_power(m, 2 * m, 0.3, 0.7) < 0.9 for m in range(1, n))
+    assert all(fisher_power(m, 2 * m, 0.3, 0.7) >= 0.9 for m in range(n, n + 21))
+    assert fisher_power(n - 1, 2 * n - 2, 0.3, 0.7) < 0.9
 
 
 def test_sample_size_that_no_design_reaches_is_none():

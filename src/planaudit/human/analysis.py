@@ -21,7 +21,31 @@ import polars as pl
 from planaudit.human import stats
 
 ALTERNATIVES = ("two-sided", "less", "greater")
-MEASURES = {"time_s": "time on task (s)", "tlx_raw": "raw NASA-TLX"}
+MEASURES = {"time_s": "time on task (s)", "tlx_raw": "raw NASA-TLX",
+            **{f"tlx_{s}": f"NASA-TLX {s}" for s in ("mental", "physical", "temporal",
+                                                     "performance", "effort", "frustration")}}
+# every measure a study's tests compare, by the name its alternative is configured under
+# (`study.alternatives`): validity, then the row columns of MEASURES
+MEASURE_KEYS = ("valid", *MEASURES)
+
+
+def alternatives_of(settings: dict) -> dict[str, str]:
+    """Each measure's alternative: `study.alternatives[measure]`, else `study.alternative`
+    (one direction for every measure, as before the measures had their own), else
+    two-sided. The paper's hypotheses need them apart: the assisted arm's validity
+    greater, its time less."""
+    every = settings.get("alternative", "two-sided")
+    own = settings.get("alternatives") or {}
+    unknown = sorted(set(own) - set(MEASURE_KEYS))
+    if unknown:
+        raise ValueError(f"study.alternatives: no measure {', '.join(unknown)} (have: "
+                         f"{', '.join(MEASURE_KEYS)})")
+    return {m: own.get(m, every) for m in MEASURE_KEYS}
+
+
+def ci_label(alpha: float) -> str:
+    """An interval's label by its level (`95% CI` at alpha 0.05, `90% CI` at 0.1)."""
+    return f"{100 * (1 - alpha):.4g}% CI"
 GROUP = ["study", "model", "method"]
 
 HUMAN = {"study": pl.String, "model": pl.String, "arm": pl.String, "enrolled": pl.Int64,
@@ -153,8 +177,9 @@ def tests_table(rows: pl.DataFrame, alpha: float = 0.05, seed: int = 0,
 def power(rows: pl.DataFrame, rates: tuple[float, float] = (0.74, 0.82), target: float = 0.8,
           alpha: float = 0.05, alternative: str = "two-sided") -> dict:
     """The participants per arm the design needs for `rates` at `target` power, and the
-    power each study's first two arms reached with the people they have."""
-    need = stats.sample_size(rates[0], rates[1], target, alpha, alternative)
+    power each study's first two arms reached with the people they have, both under
+    validity's `alternative` (the one its test is read under)."""
+    need = stats.sample_size(rates[0], rates[1], target, alpha, alternative)  # of validity
     reached = []
     for (study, model), arms in studies(rows):
         if len(arms) < 2:

@@ -122,7 +122,9 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
     if people.is_empty():
         return ""
     settings = config.get("study") or {}
-    alt = settings.get("alternative", "two-sided")
+    alts = analysis.alternatives_of(settings)
+    by_label = {"valid": alts["valid"], **{label: alts[c] for c, label in
+                                          analysis.MEASURES.items()}}
     power_cfg = settings.get("power") or {}
     rates = tuple(power_cfg.get("rates") or (0.74, 0.82))
     target = float(power_cfg.get("power", 0.8))
@@ -135,13 +137,15 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                      "scripted browsers, not people. Their numbers test the pipeline and say "
                      "nothing about how people plan.</p>")
     table = analysis.human_table(people, alpha)
-    tests = analysis.tests_table(people, alpha, alternatives=("two-sided", alt))
+    tests = analysis.tests_table(people, alpha,
+                                 alternatives=tuple(dict.fromkeys(("two-sided", *alts.values()))))
+    level = analysis.ci_label(alpha)
     for (study, model), _arms in analysis.studies(people):
         mine = table.filter((pl.col("study") == study) & (pl.col("model") == model))
         lines = []
         for r in mine.iter_rows(named=True):
             line = (f"<li><b>{e(r['arm'])}</b>: {r['finished']} finished of {r['enrolled']}; "
-                    f"{r['valid']} valid ({_pct(r['valid_share'])}, 95% CI "
+                    f"{r['valid']} valid ({_pct(r['valid_share'])}, {level} "
                     f"{_pct(r['valid_lo'])}–{_pct(r['valid_hi'])}), {r['optimal']} of them "
                     f"optimal ({_pct(r['optimal_of_valid'])}); median time "
                     f"{_num(r['time_median_s'], '{:.3g}')} s; raw TLX "
@@ -158,26 +162,30 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
         if mine_tests.height:
             said = []
             for t in mine_tests.iter_rows(named=True):
-                if t["alternative"] != alt and not (t["alternative"] == "two-sided"
-                                                    and t["test"] == "Fisher exact"):
+                if t["alternative"] != by_label[t["measure"]] and not (
+                        t["alternative"] == "two-sided" and t["test"] == "Fisher exact"):
                     continue
                 said.append(f"<li>{e(t['measure'])}, {e(t['second'])} against {e(t['first'])}: "
                             f"{e(t['test'])} ({e(t['alternative'])}) statistic "
                             f"{_num(t['statistic'])}, p = {_num(t['p'])}; {e(t['effect'])} "
                             f"{_num(t['effect_value'])} [{_num(t['effect_lo'])}, "
                             f"{_num(t['effect_hi'])}]</li>")
-            parts.append(f"<p>Between arms (the config's alternative: <code>{e(alt)}</code>; "
-                         "“less”: the first arm's value is the smaller; every alternative is in "
-                         f"the human_tests table):</p><ul>{''.join(said)}</ul>")
-    pw = analysis.power(people, rates, target, alpha, "two-sided")
+            chosen = ", ".join(f"{e(m)} <code>{e(a)}</code>" for m, a in alts.items())
+            parts.append(f"<p>Between arms (each measure under its configured alternative: "
+                         f"{chosen}; “less”: the first arm's value is the smaller; every "
+                         f"alternative is in the human_tests table; effects with their "
+                         f"{level}):</p><ul>{''.join(said)}</ul>")
+    pw = analysis.power(people, rates, target, alpha, alts["valid"])
     need = pw["needed"]
     reached = "; ".join(
         f"{e(r['study'])} ({e(r['model'])}), {r['n_first']} and {r['n_second']} finished: "
         f"power {_pct(r.get('exact_fisher'))} (Fisher, exact), {_pct(r.get('normal'))} "
         "(normal approximation)" for r in pw["reached"])
     parts.append(f"<p>Power: to tell {_pct(rates[0])} from {_pct(rates[1])} valid with "
-                 f"{_pct(target)} power at α = {alpha:g} (two-sided) takes "
+                 f"{_pct(target)} power at α = {alpha:g} ({e(alts['valid'])}) takes "
                  f"{need.get('exact_fisher')} participants per arm with Fisher's exact test "
+                 f"(the smallest size from which its exact power stays at the target over "
+                 f"the next {need.get('exact_fisher_window')} sizes) "
                  f"({need.get('normal')} by the normal approximation)."
                  + (f" Reached: {reached}." if reached else "") + "</p>")
     from planaudit.regime import get

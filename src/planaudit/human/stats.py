@@ -36,6 +36,10 @@ import numpy as np
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 
+# the sizes past n over which exact power must stay at the target for n to be the design's
+# size (`sample_size`): exact power saw-tooths, and a size that reaches the target once may
+# fall below it at n + 1
+STAYS = 20
 # scipy's names for the alternative against statsmodels' (power and sample size)
 _STATSMODELS_ALTERNATIVE = {"two-sided": "two-sided", "less": "smaller", "greater": "larger"}
 
@@ -217,7 +221,8 @@ def compare_means(x: Sequence[float | None], y: Sequence[float | None],
 
 
 def sample_size(p1: float, p2: float, power: float = 0.8, alpha: float = 0.05,
-                alternative: str = "two-sided", ratio: float = 1.0, max_n: int = 1000) -> dict:
+                alternative: str = "two-sided", ratio: float = 1.0, max_n: int = 1000,
+                window: int = STAYS) -> dict:
     """Participants needed to detect success rates `p1` (first arm) against `p2`.
 
     The first arm has n participants, the second ceil(ratio * n) (ratio = n2 / n1, as in
@@ -228,11 +233,15 @@ def sample_size(p1: float, p2: float, power: float = 0.8, alpha: float = 0.05,
       second arm is better, which is what "less" expects).
     - normal, normal_n2: ceil of statsmodels NormalIndPower().solve_power(effect_h,
       alpha, power, ratio, alternative), the normal approximation on the arcsine scale.
-    - exact_fisher, exact_fisher_n2, exact_fisher_power: the smallest n whose exact power
-      under Fisher's exact test (same alternative and alpha) reaches `power`, and that
-      power. Exact power is not monotone in n (it saw-tooths), so the search steps through
-      every n from 1 upward; None beyond `max_n` (the cost of one n grows as n^2, of the
-      search as n^3: the paper's case, 0.74 against 0.82, scans 443 sizes in about 3 s).
+    - exact_fisher, exact_fisher_n2, exact_fisher_power: the smallest n from which the
+      exact power under Fisher's exact test (same alternative and alpha) stays at or above
+      `power` for every size from n to n + `window` (the stated range, `exact_fisher_window`),
+      and the power at n. Exact power is not monotone in n (it saw-tooths: n = 353 may reach
+      0.8005 and n = 354 fall to 0.7999), so the first n that reaches the target
+      (`exact_fisher_first`, also given) is not a size a design can rely on. The search
+      steps through every n from 1 upward; None when no such n lies within `max_n` (the
+      cost of one n grows as n^2, of the search as n^3: the paper's case, 0.74 against
+      0.82, scans about 460 sizes in about 3 s).
     - the inputs (p1, p2, power, alpha, alternative, ratio).
 
     Equal rates, or a one-sided alternative pointing the wrong way, give None for both
@@ -252,7 +261,8 @@ def sample_size(p1: float, p2: float, power: float = 0.8, alpha: float = 0.05,
     out: dict = {"p1": p1, "p2": p2, "power": power, "alpha": alpha,
                  "alternative": alternative, "ratio": ratio, "effect_h": h,
                  "normal": None, "normal_n2": None, "exact_fisher": None,
-                 "exact_fisher_n2": None, "exact_fisher_power": None}
+                 "exact_fisher_n2": None, "exact_fisher_power": None,
+                 "exact_fisher_window": window, "exact_fisher_first": None}
     if not _reachable(p1, p2, alternative):
         return out
     nobs1 = NormalIndPower().solve_power(effect_size=h, nobs1=None, alpha=alpha, power=power,
@@ -260,12 +270,23 @@ def sample_size(p1: float, p2: float, power: float = 0.8, alpha: float = 0.05,
                                          alternative=_STATSMODELS_ALTERNATIVE[alternative])
     n = math.ceil(float(np.asarray(nobs1).item()))
     out.update(normal=n, normal_n2=_second_arm(n, ratio))
-    for n in range(1, max_n + 1):
-        achieved = fisher_power(n, _second_arm(n, ratio), p1, p2, alpha, alternative)
-        if achieved >= power:
-            out.update(exact_fisher=n, exact_fisher_n2=_second_arm(n, ratio),
-                       exact_fisher_power=achieved)
+    start, first, at_start = None, None, None
+    for n in range(1, max_n + window + 1):
+        if start is None and n > max_n:
             break
+        achieved = fisher_power(n, _second_arm(n, ratio), p1, p2, alpha, alternative)
+        if achieved < power:
+            start = None
+            continue
+        if first is None:
+            first = n
+        if start is None:
+            start, at_start = n, achieved
+        if n - start == window:  # power held from `start` over the whole stated range
+            out.update(exact_fisher=start, exact_fisher_n2=_second_arm(start, ratio),
+                       exact_fisher_power=at_start)
+            break
+    out["exact_fisher_first"] = first
     return out
 
 

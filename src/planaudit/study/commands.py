@@ -132,6 +132,10 @@ def _test_options(p: argparse.ArgumentParser) -> None:
                    help="for the tests between arms: less = the first arm's value is the "
                         "smaller (the paper: the assisted arm takes less time, i.e. greater "
                         "with the unassisted arm first); default two-sided")
+    p.add_argument("--alternative-of", action="append", default=[], metavar="MEASURE=ALT",
+                   help="one measure's alternative, overriding --alternative for it (repeat: "
+                        "valid=less --alternative-of time_s=greater); measures: valid, time_s, "
+                        "tlx_raw, tlx_mental, ... tlx_frustration")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="the tests' significance level")
     p.add_argument("--rates", type=float, nargs=2, default=(0.74, 0.82), metavar=("P1", "P2"),
@@ -304,12 +308,16 @@ def cmd_analyze(args) -> int:
     out = Path(args.out)
     human = analysis.human_table(people, args.alpha)
     tests = analysis.tests_table(people, args.alpha, args.seed, args.bootstrap)
-    power = analysis.power(people, rates, args.power, args.alpha, "two-sided")
+    alts = _alternatives(args)
+    power = analysis.power(people, rates, args.power, args.alpha, alts["valid"])
     for name, frame in (("arms", human), ("tests", tests)):  # the report's human, human_tests
         write_table(frame, name, out)
-    chosen = tests.filter(pl.col("alternative") == args.alternative)
+    wanted = {"valid": alts["valid"], **{label: alts[c] for c, label in
+                                         analysis.MEASURES.items()}}
+    chosen = tests.filter(pl.col("alternative") == pl.col("measure").replace_strict(
+        wanted, default=None))
     atomic.write_text(out / "analysis.json", json.dumps(
-        {"source": str(source), "alternative": args.alternative, "alpha": args.alpha,
+        {"source": str(source), "alternatives": alts, "alpha": args.alpha,
          "arms": human.to_dicts(), "tests": chosen.to_dicts(), "power": power},
         indent=1, default=str) + "\n")
     from planaudit.analysis.figures import save
@@ -318,19 +326,39 @@ def cmd_analyze(args) -> int:
         save(draw(people, args.seed, args.bootstrap, args.alpha), out, "people")
     except ValueError as e:
         print(f"study analyze: figure not drawn: {e}", file=sys.stderr)
-    print(summary_text(human, chosen, power, args.alternative))
+    print(summary_text(human, chosen, power, args.alpha))
     return EXIT_OK
 
 
-def summary_text(human, tests, power: dict, alternative: str) -> str:
+def _alternatives(args) -> dict[str, str]:
+    """Each measure's alternative from --alternative and --alternative-of MEASURE=ALT."""
+    from planaudit.human.analysis import alternatives_of
+
+    own = {}
+    for given in args.alternative_of:
+        measure, _, alt = given.partition("=")
+        if alt not in ("two-sided", "less", "greater"):
+            raise InputError(f"--alternative-of {given}: give MEASURE=two-sided|less|greater")
+        own[measure] = alt
+    try:
+        return alternatives_of({"alternative": args.alternative, "alternatives": own})
+    except ValueError as e:
+        raise InputError(f"--alternative-of: {str(e).removeprefix('study.alternatives: ')}"
+                         ) from None
+
+
+def summary_text(human, tests, power: dict, alpha: float) -> str:
     """The analysis in a few lines for a terminal."""
+    from planaudit.human.analysis import ci_label
+
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
 
     lines = []
     for r in human.iter_rows(named=True):
         lines.append(f"{r['study']} / {r['model']} / {r['arm']}: {r['valid']}/{r['finished']} "
-                     f"valid {pct(r['valid_share'])} [{pct(r['valid_lo'])}, {pct(r['valid_hi'])}]"
+                     f"valid {pct(r['valid_share'])} ({ci_label(alpha)} {pct(r['valid_lo'])}"
+                     f"–{pct(r['valid_hi'])})"
                      f"; optimal {r['optimal']}/{r['valid']} {pct(r['optimal_of_valid'])}"
                      + (f"; wrong suggestion called correct {r['called_wrong_correct']}/"
                         f"{r['wrong_suggestion_shown']}, submitted verbatim {r['wrong_verbatim']}"
@@ -338,10 +366,12 @@ def summary_text(human, tests, power: dict, alternative: str) -> str:
     for t in tests.iter_rows(named=True):
         p = "-" if t["p"] is None else f"{t['p']:.3g}"
         lines.append(f"  {t['measure']}: {t['second']} vs {t['first']}, {t['test']} "
-                     f"({alternative}): p = {p}")
+                     f"({t['alternative']}): p = {p}")
     need = power["needed"]
     lines.append(f"power: {pct(power['rates'][0])} vs {pct(power['rates'][1])} at "
-                 f"{pct(power['power'])} power needs {need['exact_fisher']} per arm (Fisher exact; "
+                 f"{pct(power['power'])} power ({power['alternative']}) needs "
+                 f"{need['exact_fisher']} per arm (Fisher exact, power held over the next "
+                 f"{need['exact_fisher_window']} sizes; "
                  f"{need['normal']} by the normal approximation)")
     for r in power["reached"]:
         lines.append(f"  reached by {r['study']} ({r['n_first']} and {r['n_second']} finished): "
@@ -357,7 +387,8 @@ def cmd_plan(args) -> int:
     print(f"to tell {100 * rates[0]:.0f}% from {100 * rates[1]:.0f}% valid plans with "
           f"{100 * args.power:.0f}% power at alpha {args.alpha:g} ({args.alternative}): "
           f"{need['exact_fisher']} participants per arm (Fisher's exact test, computed "
-          f"exactly), {need['normal']} by the normal approximation (Cohen's h "
+          f"exactly: the smallest size from which power stays at the target over the next "
+          f"{need['exact_fisher_window']} sizes), {need['normal']} by the normal approximation (Cohen's h "
           f"{need['effect_h']:.3f})")
     if args.config:
         study = _study(args.config)
