@@ -247,6 +247,13 @@ async def gated(agent: Agent) -> None:
     await act_loop(agent)
 
 
+def _read_task(env: Environment) -> list[dict]:
+    """The task read through `get_task` (one epistemic call), as the messages that ask for
+    a whole plan: the offline preamble, then the task."""
+    return [{"role": "system", "content": env.brief["preamble"]},
+            {"role": "user", "content": env.call("get_task", {}).text}]
+
+
 @architecture("planner")
 async def planner(agent: Agent) -> None:
     """A classical planner's architecture (`planner/...` models run it alone,
@@ -254,22 +261,7 @@ async def planner(agent: Agent) -> None:
     within the entry's budget, executed step by step without sensing and submitted;
     UNSOLVABLE is declared. No answer within the budget gives nothing to execute, and the
     empty plan is submitted (the goal then holds only where it held at the start)."""
-    env = agent.env
-    task_text = env.call("get_task", {}).text
-    messages = [{"role": "system", "content": env.brief["preamble"]},
-                {"role": "user", "content": task_text}]  # ignored: it plans on the model
-    reply = (await agent.reply(messages, purpose="final")).content or ""
-    env.say(reply)
-    ex = extract(reply, env.actions)
-    if ex.kind == "unsolvable":
-        env.call("declare_unsolvable", {})
-        return
-    for step in ex.steps if ex.kind == "plan" else ():
-        obs = env.call("act", {"action": format_step(step)})
-        if env.done or not obs.ok:  # a tool that failed (online.disruption): no replanning
-            break
-    if not env.done:
-        env.call("submit", {})
+    await _plan_and_act(agent, replans=0)  # the prompt it is sent, it ignores
 
 
 REPLAN = ("While executing your plan, action {n}, {action}, was refused: {error}\n"
@@ -282,11 +274,14 @@ REPLAN = ("While executing your plan, action {n}, {action}, was refused: {error}
 async def plan_execute(agent: Agent) -> None:
     """Read the task, plan as an offline system would, execute; sense and replan only
     when an action is refused."""
+    await _plan_and_act(agent, int(agent.params.get("replans", 2)))
+
+
+async def _plan_and_act(agent: Agent, replans: int) -> None:
+    """Ask for a whole plan, act it out, submit; with `replans` left, a malformed answer is
+    asked again and a refused action is followed by a state query and a new plan."""
     env = agent.env
-    task_text = env.call("get_task", {}).text
-    messages = [{"role": "system", "content": env.brief["preamble"]},
-                {"role": "user", "content": task_text}]
-    replans = int(agent.params.get("replans", 2))
+    messages = _read_task(env)
     while not env.done:
         reply = (await agent.reply(messages, purpose="final")).content or ""
         env.say(reply)
