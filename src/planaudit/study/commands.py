@@ -317,7 +317,8 @@ def cmd_analyze(args) -> int:
     chosen = tests.filter(pl.col("alternative") == pl.col("measure").replace_strict(
         wanted, default=None))
     atomic.write_text(out / "analysis.json", json.dumps(
-        {"source": str(source), "alternatives": alts, "alpha": args.alpha,
+        {"source": str(source), "alternative": args.alternative, "alternatives": alts,
+         "alpha": args.alpha,
          "arms": human.to_dicts(), "tests": chosen.to_dicts(), "power": power},
         indent=1, default=str) + "\n")
     from planaudit.analysis.figures import save

@@ -21,6 +21,9 @@ rule study_analysis:
     params:
         out=lambda wc, output: Path(output[0]).parent,
         alternative=STUDY.get("alternative", "two-sided"),
+        # each measure's own direction (study.alternatives)
+        each=" ".join(f"--alternative-of {m}={a}"
+                      for m, a in (STUDY.get("alternatives") or {}).items()),
         rates=" ".join(str(r) for r in (STUDY.get("power") or {}).get("rates", [0.74, 0.82])),
         power=(STUDY.get("power") or {}).get("power", 0.8),
         alpha=ANALYSIS.get("alpha", 0.05),
@@ -34,6 +37,6 @@ rule study_analysis:
         "../envs/planaudit.yaml"
     shell:
         "planaudit study analyze --episodes {input} --out {params.out} "
-        "--alternative {params.alternative} --rates {params.rates} --power {params.power} "
+        "--alternative {params.alternative} {params.each} --rates {params.rates} --power {params.power} "
         "--alpha {params.alpha} --seed {params.seed} --bootstrap {params.bootstrap} "
         "> {log} 2>&1 || (tail -n 20 {log} >&2; exit 1)"
