@@ -292,6 +292,74 @@ def test_bad_input_stores_nothing(server, other):
     assert record_of(server, p.pid)["answers"]["phase2"]["plan"] == p.plan
 
 
+def test_hostile_requests_get_a_page_never_a_500(server):
+    """Each request a hostile or confused client may send gets its page and status, and
+    stores nothing: a token of non-ASCII characters, any URL parameter that is not a
+    platform's, a stale second tab's edit; every page has the security headers and no
+    inline script; a platform id's second browser is told where the study is open."""
+    url = server.url
+    p = Person(url, "hostile-1").walk("phase1")
+    p.show()
+    before = records(server)
+
+    def refused(r: httpx.Response, status: int, words: str) -> None:
+        assert r.status_code == status and words in r.text, (r.status_code, r.text[-500:])
+        assert records(server) == before
+
+    refused(p.http.get(f"/s/{p.tok}é/phase1"), 403, "not yours")
+    refused(p.http.get("/s/ü.ö/phase1"), 403, "not yours")
+    refused(p.http.post(f"/s/ü{p.tok}/phase1", data={"key": "0" * 32, "text": "x"}), 403,
+            "not yours")
+    refused(httpx.get(f"{url}/admin", params={"token": "ädmin"}), 403, "Not allowed")
+    for name, what in (("STUDY_ID", "study id"), ("SESSION_ID", "session id")):
+        for bad in ("s" * 129, "<x>", "ü", "a b"):
+            params = {"PROLIFIC_PID": "hostile-2", "STUDY_ID": "s1", "SESSION_ID": "x", name: bad}
+            refused(httpx.get(f"{url}/", params=params), 400, f"The {what} in the link")
+
+    page = p.http.get(f"/s/{p.tok}/phase1")
+    headers = page.headers
+    policy = dict(part.strip().split(" ", 1) for part in headers["content-security-policy"].split(";"))
+    assert policy["frame-ancestors"] == "'none'" and policy["script-src"] == "'self'"
+    assert (headers["cache-control"], headers["referrer-policy"], headers["x-frame-options"]) == (
+        "no-store", "no-referrer", "DENY")
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page.text)  # the draft script is a file
+    script = p.http.get("/static/draft.js")
+    assert script.status_code == 200 and "fetch(form.dataset.draft" in script.text
+    assert p.http.get("/static/../app.py").status_code == 404
+
+    # a stale tab: the plan changed in another one; its step numbers would hit other steps
+    assert p.post({"text": "Take c off a, then build the tower."}).status_code == 303
+    for _ in range(3):
+        assert p.add().status_code == 303
+    tab = p.show()  # the first tab, three steps shown
+    version = re.search(r'name="version" value="([0-9a-f]+)"', tab).group(1)
+    keys = re.findall(r'name="key" value="([0-9a-f]{32})"', tab)  # one per form of the page
+    assert p.post({"op": "remove", "index": "0", "version": version}, key=keys[0]).status_code == 303
+    before = records(server)
+    refused(p.post({"op": "remove", "index": "1", "version": version}, key=keys[1]), 409,
+            "out of date")
+    assert record_of(server, p.pid)["answers"]["phase2"]["plan"] == p.plan[1:]
+    stale = p.http.post(f"/s/{p.tok}/phase2", data={"key": "f" * 32, "op": "add",
+                                                   "version": version, "action": p.plan[0]})
+    assert f'href="/s/{p.tok}/phase2"' in stale.text  # a way back to the page as it is now
+
+    # a second browser with the same platform id sees no answer of the first
+    other = Person(url, "hostile-1")
+    r = other.enter()
+    assert r.status_code == 409 and "open in another browser" in r.text
+    assert "Take c off a" not in r.text and p.tok not in r.text
+
+
+def test_the_engine_keeps_parameters_out_of_its_log(server):
+    from planaudit.study.store import Store
+
+    store = Store(server.db)
+    try:
+        assert store.engine.hide_parameters and store.reader.hide_parameters
+    finally:
+        store.close()
+
+
 def test_chunked_body_over_the_limit_refused(server):
     p = Person(server.url, "chunked-1").walk("instructions")
     key = form_key(p.show())
@@ -352,8 +420,13 @@ def test_concurrent_plan_edits_all_kept(server):
 
 def test_one_participation_per_platform_id(server):
     p = Person(server.url, "once-1").walk("example")
-    again = Person(server.url, "once-1")
-    assert again.enter().status_code == 303 and (again.tok, again.step) == (p.tok, "example")
+    assert p.enter().status_code == 303 and p.step == "example"  # the same browser comes back
+    again = Person(server.url, "once-1")  # another browser: told, not shown the session
+    r = again.enter()
+    assert r.status_code == 409 and "open in another browser" in r.text and p.tok not in r.text
+    r = again.http.post("/here", data={"PROLIFIC_PID": "once-1", "key": "0" * 32})
+    assert r.status_code == 303 and r.headers["location"] == f"/s/{p.tok}/example"
+    assert again.enter().status_code == 303  # this browser now holds it too
     p.walk("done")
     r = Person(server.url, "once-1").enter()
     assert r.status_code == 200 and "already taken part" in r.text and "TESTCODE" in r.text
@@ -453,7 +526,8 @@ def test_kill_9_mid_cohort_loses_no_acknowledged_step(home, engine):
         recs = records(s)
         for p in people:
             known = p.step or "consent"
-            p.http = httpx.Client(base_url=s.url, timeout=120)
+            # the same browser (its cookie), new connections
+            p.http = httpx.Client(base_url=s.url, timeout=120, cookies=p.http.cookies)
             assert p.enter().status_code == 303
             assert ORDER.index(p.step) - ORDER.index(known) in (0, 1), (p.pid, known, p.step)
             rec = record_of(s, p.pid, recs) or {"step": "consent", "events": [], "answers": {}}

@@ -10,6 +10,7 @@ reload, a closed tab or a restarted server resumes where the records say."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
@@ -33,10 +34,55 @@ from planaudit.study.tlx import PAIRS, SCALES, read_tlx
 ADMIN_ENV = "PLANAUDIT_STUDY_ADMIN_TOKEN"
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 MAX_BODY = 256 * 1024  # no page of the path posts more; a larger body is refused unread
+WHAT = {"participant": "participant id", "study": "study id", "session": "session id"}
+# every response: no framing, no referrer (a page's URL holds the session token), no
+# inline script (the one script is a file of the server's); pages are never cached, so the
+# Back button asks the server for the participant's page as it is now
+HEADERS = {"Content-Security-Policy": "default-src 'self'; script-src 'self'; "
+                                      "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                                      "object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+           "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+           "X-Content-Type-Options": "nosniff"}
+STATIC = Path(__file__).with_name("static")
+COOKIE = "planaudit_session"  # which browser holds a session (the elsewhere page)
 
 
 class BadInput(Exception):
     """A post that cannot be stored: the page is shown again with the reason."""
+
+
+class StaleForm(Exception):
+    """A phase-2 form of a plan that has changed since its page was shown (a second tab):
+    its step numbers point at other steps now, so nothing of it is applied."""
+
+
+def plan_version(plan: list[str]) -> str:
+    """What a phase-2 form says of the plan it was shown with (`version`)."""
+    return hashlib.sha256(json.dumps(plan).encode()).hexdigest()[:16]
+
+
+class SecurityHeaders:
+    """Adds HEADERS to every response, and `Cache-Control: no-store` to all but the
+    server's static files; plain ASGI (no second task per request, as Starlette's
+    BaseHTTPMiddleware would add under the entry burst)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items()]
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cached = scope["path"].startswith("/static/")
+
+        async def with_headers(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *self.headers,
+                                      *([] if cached else [(b"cache-control", b"no-store")])]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 class BodyLimit:
@@ -106,13 +152,15 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         return templates.TemplateResponse(request, f"{name}.html", {"study": study, **ctx},
                                           status_code=status)
 
-    def problem(request: Request, status: int, title: str, text: str) -> HTMLResponse:
-        return page(request, "problem", status, title=title, text=text)
+    def problem(request: Request, status: int, title: str, text: str,
+                back: str | None = None) -> HTMLResponse:
+        return page(request, "problem", status, title=title, text=text, back=back)
 
     def signed(tok: str) -> str | None:
         """The participant id a session token carries, if this study signed it."""
         pid, _, sig = tok.partition(".")
-        return pid if sig and hmac.compare_digest(token(pid), tok) else None
+        # as bytes: a token of non-ASCII characters is a forgery like any other, not a 500
+        return pid if sig and hmac.compare_digest(_bytes(token(pid)), _bytes(tok)) else None
 
     def who(tok: str) -> Participant | None:
         pid = signed(tok)
@@ -124,6 +172,15 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         text=f"This page cannot take more than {MAX_BODY // 1024} KB. Go back, shorten your "
              "answer and send it again.")
     app.add_middleware(BodyLimit, limit=MAX_BODY, page=too_large)
+    app.add_middleware(SecurityHeaders)  # outermost: the body limit's page gets them too
+    scripts = {p.name: p.read_bytes() for p in STATIC.glob("*.js")}
+
+    @app.get("/static/{name}")
+    def _static(name: str) -> Response:
+        if name not in scripts:
+            return PlainTextResponse("no such file", status_code=404)
+        return Response(scripts[name], media_type="text/javascript",
+                        headers={"Cache-Control": "public, max-age=3600"})
 
     @app.get("/healthz")
     def _health() -> PlainTextResponse:
@@ -138,18 +195,47 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                            f"The link that brought you here lacks your participant id (the "
                            f"URL parameter {study.params['participant']}). Please open the study "
                            "again from the platform's page.")
-        if not PLATFORM_ID.match(platform["participant"]):
-            return problem(request, 400, "This link is not valid",
-                           f"The participant id in the link ({study.params['participant']}) is "
-                           "not one a platform gives. Please open the study again from the "
-                           "platform's page.")
+        for what, value in platform.items():  # each as the participant id: stored, logged
+            if value is not None and not PLATFORM_ID.match(value):
+                return problem(request, 400, "This link is not valid",
+                               f"The {WHAT[what]} in the link ({study.params[what]}) is not one "
+                               "a platform gives. Please open the study again from the "
+                               "platform's page.")
         pseudonym = keyed_hash(secret, platform["participant"])
         p, _new = await run_in_threadpool(
             store.enrol, study.name, pseudonym, platform, [a.name for a in study.arms],
             list(study.instances), study.assignment == "stratified", "consent")
         if p.finished:
             return page(request, "finished", code=study.completion_code, redirect=_redirect(study))
-        return RedirectResponse(f"/s/{token(p.id)}/{p.step}", status_code=303)
+        if not _new and p.step != "consent" and request.cookies.get(COOKIE) != token(p.id):
+            # another browser holds this session: its answers are not shown here unasked
+            return page(request, "elsewhere", 409, params=dict(request.query_params),
+                        key=secrets.token_hex(16))
+        return _into(p, request)
+
+    @app.post("/here", response_class=HTMLResponse)
+    async def _here(request: Request):
+        """Continue in this browser a session begun in another (the elsewhere page's
+        button): the same checks as the entry link, then this browser holds it."""
+        form = await request.form()
+        value = str(form.get(study.params["participant"]) or "")
+        if not PLATFORM_ID.match(value):
+            return problem(request, 400, "This link is not valid",
+                           "The page you sent lacks your participant id. Please open the study "
+                           "again from the platform's page.")
+        p = await run_in_threadpool(store.find_pseudonym, study.name, keyed_hash(secret, value))
+        if p is None:
+            return problem(request, 404, "No study begun",
+                           "No session of this study was begun with this participant id. "
+                           "Please open the study from the platform's page.")
+        return _into(p, request)
+
+    def _into(p: Participant, request: Request) -> RedirectResponse:
+        """To the participant's step, this browser marked as the one that holds the session."""
+        r = RedirectResponse(f"/s/{token(p.id)}/{p.step}", status_code=303)
+        r.set_cookie(COOKIE, token(p.id), httponly=True, samesite="lax",
+                     secure=request.url.scheme == "https")
+        return r
 
     @app.get("/s/{tok}/{name}", response_class=HTMLResponse)
     async def _show(request: Request, tok: str, name: str):
@@ -190,11 +276,17 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         if order.index(name) < order.index(p.step):  # a stale form (the back button): its
             return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)  # page is done
         if order.index(name) > order.index(p.step):
-            return _not_reached(request)
+            return _not_reached(request, f"/s/{tok}/{p.step}")
         try:
             step = await run_in_threadpool(submit, p, name, key, data, order)
         except NotReached:
-            return _not_reached(request)
+            return _not_reached(request, f"/s/{tok}/{p.step}")
+        except StaleForm:
+            return problem(request, 409, "This page was out of date",
+                           "Your plan was changed in another tab or window after this page was "
+                           "shown, so nothing was done: its step numbers no longer point at the "
+                           "same steps. Here is your plan as it is now.",
+                           back=f"/s/{tok}/{p.step}")
         except BadInput as e:
             ctx = await run_in_threadpool(context, p, name)
             ctx.update(error=str(e), typed=data)
@@ -213,10 +305,10 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         saved = await run_in_threadpool(store.save_draft, p.id, name, {"text": text})
         return JSONResponse({"saved": saved})
 
-    def _not_reached(request: Request) -> HTMLResponse:
+    def _not_reached(request: Request, back: str) -> HTMLResponse:
         return problem(request, 409, "Not yet",
                        "You sent an answer for a page you have not reached yet; nothing was "
-                       "stored. Please go on from the page you are on.")
+                       "stored. Please go on from the page you are on.", back=back)
 
     def _foreign(request: Request) -> HTMLResponse:
         return problem(request, 403, "This link is not yours or not valid",
@@ -249,6 +341,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         elif name == "phase2":
             plan = (got.get("phase2") or {}).get("plan", [])
             ctx["plan"] = plan
+            ctx["version"] = plan_version(plan)
             ctx["phase1"] = (got.get("phase1") or {}).get("text", "")
             ctx["options"] = options[p.instance]
             if arm.feedback == "step" and plan:
@@ -306,9 +399,12 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     def phase2(p: Participant, m: Material, key: str, data: dict, order: list[str]) -> str:
         arm = study.arm(p.arm)
         op = data.get("op")
+        shown = data.get("version")  # every page's form carries it; a client of its own may not
 
         def edit(stored: dict | None) -> Edit:  # inside the post's transaction
             plan = list((stored or {}).get("plan", []))
+            if shown is not None and shown != plan_version(plan):
+                raise StaleForm
             if op == "add":
                 action = str(data.get("action") or "")
                 if action not in m.action_set:
@@ -383,7 +479,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     def _admin_ok(request: Request) -> bool:
         want = os.environ.get(ADMIN_ENV, "")
-        return bool(want) and hmac.compare_digest(want, _admin_token(request))
+        return bool(want) and hmac.compare_digest(_bytes(want), _bytes(_admin_token(request)))
 
     def _denied(request: Request) -> HTMLResponse:
         if not os.environ.get(ADMIN_ENV):
@@ -392,6 +488,11 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         return problem(request, 403, "Not allowed", "This page needs the researchers' token.")
 
     return app
+
+
+def _bytes(text: str) -> bytes:
+    """A token as bytes to compare (whatever characters a request carried)."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _redirect(study: Study) -> str | None:

@@ -170,7 +170,7 @@ def _sqlite_engine(url: str, immediate: bool) -> Engine:
     # as many pooled connections as the server's worker threads (anyio's 40): one past the
     # pool is closed when returned, and each new one runs the pragmas again
     engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
-                           pool_size=40, max_overflow=10)
+                           pool_size=40, max_overflow=10, hide_parameters=True)
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi, _record) -> None:
@@ -206,7 +206,9 @@ class Store:
             self.engine = _sqlite_engine(url, immediate=True)
             self.reader = _sqlite_engine(url, immediate=False)
         else:
-            self.engine = create_engine(url, pool_size=40, max_overflow=10, pool_pre_ping=True)
+            # hide_parameters: a failed statement's log line never holds a platform id
+            self.engine = create_engine(url, pool_size=40, max_overflow=10, pool_pre_ping=True,
+                                        hide_parameters=True)
             self.reader = self.engine
 
     def migrate(self) -> None:
@@ -277,6 +279,12 @@ class Store:
     def find(self, pid: str) -> Participant | None:
         with self.read() as conn:
             row = conn.execute(select(participants).where(participants.c.id == pid)).first()
+        return None if row is None else _participant(row)
+
+    def find_pseudonym(self, study: str, pseudonym: str) -> Participant | None:
+        with self.read() as conn:
+            row = conn.execute(select(participants).where(
+                participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
         return None if row is None else _participant(row)
 
     def enrol(self, study: str, pseudonym: str, platform: dict, arms: list[str],
