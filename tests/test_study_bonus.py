@@ -97,7 +97,7 @@ class Cohort:
         p, new = self.store.enrol(s.name, keyed_hash(self.secret, platform_id),
                                   {"participant": platform_id, "study": "s1", "session": "x"},
                                   [a.name for a in s.arms], list(s.instances),
-                                  s.assignment == "stratified", "consent")
+                                  s.allocation, "consent")
         assert new
         return p
 

@@ -86,8 +86,8 @@ def test_the_counts_give_their_verdicts_on_every_instance(study, tmp_path, capsy
         for intent in ("optimal", "suboptimal", "invalid_step", "goal_not_reached", "verbatim"):
             assert by[(arm, intent)] == c.get(intent, 0), (arm, intent)
     assert len(cohort.participants) == 50 + 22
-    # balanced assignment gives 36 and 36: the generator says so
-    assert "balanced assignment gives unassisted 36, suggested 36 of 72" in err
+    # the assignment's sequence gives 36 and 36 (blocks of two): the generator says so
+    assert "the assignment's sequence gives unassisted 36, suggested 36 of 72" in err
     assert "unassisted 50, suggested 22" in err
     moves = Counter()
     for sc in cohort.participants:

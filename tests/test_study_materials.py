@@ -15,6 +15,7 @@ import yaml
 from fastapi.testclient import TestClient
 
 from planaudit.config import ConfigError
+from planaudit.study.allocation import Assignment
 from planaudit.study.app import create_app
 from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
@@ -188,14 +189,21 @@ def test_a_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
     with store.engine.begin() as conn:
         conn.execute(text("insert into studies (name, secret, opened_at) values "
                           "('old', 's3cret', '2026-01-01 00:00:00')"))
-    store.open_study("old")
-    p, new = store.enrol("old", "pseudo1", {"participant": "P1"}, ["a", "b"], ["t1"], False, "consent")
-    assert new
+        # a participant as the first schema's server wrote one (no allocation column)
+        conn.execute(text("insert into participants (id, study, pseudonym, arm, instance, step, "
+                          "created_at, updated_at) values ('p1', 'old', 'pseudo1', 'a', 't1', "
+                          "'consent', '2026-01-01 00:00:00', '2026-01-01 00:00:00')"))
     store.migrate()
     with store.read() as conn:
-        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0003"
+        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0004"
         assert conn.execute(text("select secret, design from studies")).one() == ("s3cret", None)
-    assert store.find(p.id) == p
+    p = store.find("p1")
+    assert (p.study, p.pseudonym, p.arm, p.step) == ("old", "pseudo1", "a", "consent")
+    # the next person continues the study's sequence after the one already there
+    _, new = store.enrol("old", "pseudo2", {"participant": "P2"}, ["a", "b"], ["t1"],
+                         Assignment(), "consent")
+    assert new and next(r for r in store.records("old") if r["participant"] == "pseudo2")[
+        "allocation"] == 1
     assert store.keep_design("old", {"arms.a": 1}) == []  # the first design of an old study
 
 
@@ -212,7 +220,7 @@ def test_a_changed_design_is_refused_once_people_have_enrolled(tmp_path, prepare
                                            "blocksworld/p02": RIGHT_P02, "blocksworld/p03": WRONG_P03}}}])
     study, _, store = opened(str(cfg), None)
     store.enrol(study.name, "someone", {"participant": "X1"}, ["unassisted", "suggested"],
-                list(study.instances), False, "consent")
+                list(study.instances), study.allocation, "consent")
     assert opened(str(cfg), None)[0].name == "teststudy"  # the same design opens again
     changed = study_config(tmp_path, arms=[{"name": "unassisted", "feedback": "none"},
                                            {"name": "suggested", "suggestion": {"plans": {

@@ -204,7 +204,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         pseudonym = keyed_hash(secret, platform["participant"])
         p, _new = await run_in_threadpool(
             store.enrol, study.name, pseudonym, platform, [a.name for a in study.arms],
-            list(study.instances), study.assignment == "stratified", "consent")
+            list(study.instances), study.allocation, "consent")
         if p.finished:
             return page(request, "finished", code=study.completion_code, redirect=_redirect(study))
         if not _new and p.step != "consent" and request.cookies.get(COOKIE) != token(p.id):

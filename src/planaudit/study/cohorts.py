@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,7 @@ import yaml
 
 from planaudit.commandline import EXIT_OK, InputError
 from planaudit.config import ConfigError
+from planaudit.study.allocation import STUDY
 from planaudit.study.cohort import (
     FORMAT,
     TLX_PAIRS,
@@ -371,10 +373,12 @@ def _assignment_warnings(study, counts: Counts) -> list[str]:
     if missing:
         out.append(f"the counts give no scripts for arm(s) {', '.join(missing)}: participants "
                    "assigned there will find none")
-    if study.assignment == "balanced" and total:
-        want = {a: total // len(arms) + (i < total % len(arms)) for i, a in enumerate(arms)}
+    rule = study.allocation
+    if rule.strata == STUDY and total:  # the seed's sequence says what `total` entries get
+        got = Counter(arm for _, arm in rule.sequence(STUDY, arms, total)[:total])
+        want = {a: got[a] for a in arms}
         if want != have:
-            out.append("balanced assignment gives " + ", ".join(f"{a} {want[a]}" for a in arms)
+            out.append("the assignment's sequence gives " + ", ".join(f"{a} {want[a]}" for a in arms)
                        + " of " + str(total) + " participants; the counts script "
                        + ", ".join(f"{a} {have[a]}" for a in arms)
                        + ": some participants will find no script for their arm")

@@ -16,13 +16,16 @@ The folder:
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from planaudit import __version__, atomic
+from planaudit.study.allocation import STUDY
 from planaudit.study.cohort import SIMULATED_PREFIX  # the simulator's platform ids
 
 TASK_FILES = ("domain.pddl", "problem.pddl", "truth.json", "brief.json")
@@ -41,6 +44,29 @@ def simulated(store, study: str) -> list[str]:
             .where(participants.c.study == study,
                    ledger.c.platform_id.startswith(SIMULATED_PREFIX))).scalars().all()
     return sorted(found)
+
+
+def allocation_csv(study, records: list[dict]) -> str:
+    """Every place of every stratum's allocation sequence drawn so far (the seed gives it:
+    `study/allocation.py`), through the end of its block, with the participant who took it
+    and the arm they got: a reader checks the assignment against the sequence."""
+    rule, arms = study.allocation, [a.name for a in study.arms]
+    taken: dict[tuple[str, int], dict] = {}
+    for r in records:
+        if r.get("allocation") is not None:
+            stratum = r["instance"] if rule.strata == "instance" else STUDY
+            taken[(stratum, r["allocation"])] = r
+    strata = list(study.instances) if rule.strata == "instance" else [STUDY]
+    out = io.StringIO()
+    table = csv.writer(out, lineterminator="\n")
+    table.writerow(["stratum", "place", "block", "arm", "participant", "assigned"])
+    for stratum in strata:
+        n = 1 + max((place for s, place in taken if s == stratum), default=-1)
+        for place, (block, arm) in enumerate(rule.sequence(stratum, arms, n)):
+            who = taken.get((stratum, place)) or {}
+            table.writerow([stratum, place, block, arm, who.get("participant", ""),
+                            who.get("arm", "")])
+    return out.getvalue()
 
 
 def export(study, materials, store, out: Path) -> dict:
@@ -70,11 +96,12 @@ def export(study, materials, store, out: Path) -> dict:
     meta = {"format": 1, "study": study.name, "exported_at": datetime.now(UTC).isoformat(),
             "code_version": __version__, "design": design(study, materials),
             "instances": instances, "arms": arms, "arm_order": [a.name for a in study.arms],
-            "simulated": sims,
+            "simulated": sims, "assignment": study.allocation.to_json(),
             "pay": dataclasses.asdict(study.pay), "participants": len(records)}
     atomic.write_text(out / "records.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n"
                                                       for r in records))
     atomic.write_text(out / "study.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    atomic.write_text(out / "allocation.csv", allocation_csv(study, records))
     rows, events = judge(out)
     atomic.write_parquet(pl.DataFrame(rows, infer_schema_length=None), out / "rows.parquet")
     atomic.write_parquet(pl.DataFrame(events, infer_schema_length=None, schema_overrides={

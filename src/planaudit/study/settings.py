@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planaudit.config import ConfigError, load_config, locate, read_layer, validate
+from planaudit.study.allocation import Assignment
 
 SCHEMA = Path(__file__).with_name("schema.yaml")
 DEFAULT_CONSENT = Path(__file__).with_name("texts") / "consent.md"
@@ -54,7 +55,7 @@ class Study:
     example: str
     example_solution: tuple[str, ...] | None
     arms: tuple[Arm, ...]
-    assignment: str
+    assignment: str | dict  # as the config gives it (the design records it so)
     pay: Pay
     completion_code: str
     redirect: str | None
@@ -65,6 +66,11 @@ class Study:
     plan_steps: int
     planbench_root: Path | None = None
     raw: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def allocation(self) -> Assignment:
+        """The assignment as the server draws it (`study/allocation.py`)."""
+        return Assignment.of(self.assignment)
 
     @property
     def consent_hash(self) -> str:

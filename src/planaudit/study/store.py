@@ -50,6 +50,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from planaudit.study.allocation import STUDY, Assignment
+
 metadata = MetaData()
 
 studies = Table(
@@ -73,6 +75,8 @@ participants = Table(
     Column("finished_at", DateTime(timezone=True)),
     Column("consent_hash", String(64)),
     Column("consent_at", DateTime(timezone=True)),
+    # the place in the stratum's allocation sequence (migration 0004; null before it)
+    Column("allocation", Integer),
     UniqueConstraint("study", "pseudonym", name="one_participation"),
 )
 
@@ -288,11 +292,13 @@ class Store:
         return None if row is None else _participant(row)
 
     def enrol(self, study: str, pseudonym: str, platform: dict, arms: list[str],
-              instances: list[str], stratified: bool, first_step: str) -> tuple[Participant, bool]:
+              instances: list[str], assignment: Assignment,
+              first_step: str) -> tuple[Participant, bool]:
         """The participant of `pseudonym` (False: they had enrolled before), or a new one
-        assigned inside this transaction. Balanced: the least-filled arm, then its
-        least-filled instance (overall breaking ties); stratified: the least-filled
-        instance, then its least-filled arm (overall breaking ties). Other ties go in the
+        assigned inside this transaction by `assignment` (seeded permuted blocks). One
+        stratum: the next place of the study's sequence gives the arm, then the arm's
+        least-filled instance (overall breaking ties); stratified by instance: the
+        least-filled instance, then the next place of its sequence. Other ties go in the
         config's order."""
         with self.write(study) as conn:
             row = conn.execute(select(participants).where(
@@ -310,18 +316,20 @@ class Store:
                 by_instance[inst] = by_instance.get(inst, 0) + n
                 by_arm[arm] = by_arm.get(arm, 0) + n
                 cell[(arm, inst)] = n
-            if stratified:  # each instance's arms balanced
+            if assignment.strata == "instance":  # each instance's arms balanced
                 instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
-                arm = min(arms, key=lambda a: (cell.get((a, instance), 0), by_arm[a], arms.index(a)))
+                place = by_instance[instance]
+                _, arm = assignment.place(instance, arms, place)
             else:  # the arms balanced, and each arm's instances (never an arm tied to a task)
-                arm = min(arms, key=lambda a: (by_arm[a], arms.index(a)))
+                place = sum(by_arm.values())
+                _, arm = assignment.place(STUDY, arms, place)
                 instance = min(instances, key=lambda i: (cell.get((arm, i), 0), by_instance[i],
                                                          instances.index(i)))
             pid = secrets.token_hex(16)
             t = now()
             conn.execute(insert(participants).values(
                 id=pid, study=study, pseudonym=pseudonym, arm=arm, instance=instance,
-                step=first_step, created_at=t, updated_at=t))
+                step=first_step, created_at=t, updated_at=t, allocation=place))
             conn.execute(insert(ledger).values(
                 participant_id=pid, study=study, platform_id=platform["participant"],
                 platform_study=platform.get("study"), platform_session=platform.get("session")))
@@ -454,7 +462,8 @@ class Store:
                                    .order_by(events.c.id)).all()
                 yield {
                     "participant": p.pseudonym, "arm": p.arm, "instance": p.instance,
-                    "step": p.step, "created_at": _iso(p.created_at),
+                    "step": p.step, "allocation": p.allocation,
+                    "created_at": _iso(p.created_at),
                     "finished_at": _iso(p.finished_at), "consent_hash": p.consent_hash,
                     "consent_at": _iso(p.consent_at),
                     "answers": _answers(conn, p.id),
