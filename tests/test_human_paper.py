@@ -108,6 +108,20 @@ def test_the_report_shows_the_papers_percentages_labelled_simulated(paper):
     assert "raw NASA-TLX, suggested against unassisted: Welch t (less)" not in people
     from planaudit.human.stats import sample_size
 
+    # per instance beside the pooled rate, with each instance's suggestion verdict
+    per = pl.read_csv(report / "human_instances.csv").filter(pl.col("study") == "hitl")
+    done = rows.filter((pl.col("study") == "hitl") & (pl.col("outcome") != "error"))
+    apart = done.group_by("method", "domain", "task").agg(
+        pl.col("success").sum().alias("valid"), pl.len().alias("finished"))
+    for r in per.iter_rows(named=True):
+        domain, task = r["instance"].split("/")
+        want = apart.filter((pl.col("method") == r["arm"]) & (pl.col("domain") == domain)
+                            & (pl.col("task") == task)).row(0, named=True)
+        assert (r["valid"], r["finished"]) == (want["valid"], want["finished"])
+    assert per.filter(pl.col("arm") == "suggested")["valid"].sum() == 18
+    assert set(per.filter(pl.col("arm") == "suggested")["suggestion_valid"]) == {False}
+    assert per.filter(pl.col("arm") == "unassisted")["suggestion_valid"].is_null().all()
+    assert 'id="per-instance"' in people and "(its suggestion invalid)" in people
     need = sample_size(0.74, 0.82, 0.8, 0.1, "less")
     assert f"at α = 0.1 (less) takes {need['exact_fisher']} participants per arm" in people
     assert '<img src="figures/human.png"' in people

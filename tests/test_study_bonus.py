@@ -350,9 +350,13 @@ def test_a_dry_run_changes_nothing_then_a_0002_database_is_upgraded_in_place(
     assert run(cfg, db, out) == 0
     assert version() == ["0003"]
     assert read(out) == {"OLD1": "1.50"}
-    assert store.status(study.name) == [  # every record kept
-        {"arm": "suggested", "enrolled": 1, "finished": 1, "steps": {"done": 1}},
-        {"arm": "unassisted", "enrolled": 2, "finished": 1, "steps": {"done": 1, "phase2": 1}}]
+    # every record kept; the seeded sequence gave OLD1 unassisted, OLD2 and OLD3 suggested
+    assert [arm for _, arm in study.allocation.sequence("study", ["unassisted", "suggested"],
+                                                        3)[:3]] == [
+        "unassisted", "suggested", "suggested"]
+    assert store.status(study.name) == [
+        {"arm": "suggested", "enrolled": 2, "finished": 1, "steps": {"done": 1, "phase2": 1}},
+        {"arm": "unassisted", "enrolled": 1, "finished": 1, "steps": {"done": 1}}]
     # a dry run after paying: no one owed
     assert run(cfg, db, out, "--dry-run") == 0
     got = capsys.readouterr()

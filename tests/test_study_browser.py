@@ -249,6 +249,9 @@ def test_a_draft_and_a_session_resume(browser, server):
         expect(page.locator("#text")).to_have_value(typed)
     with tab(browser) as page:  # another window: no cookie, no cache, only the link
         page.goto(entry(server.url, "resume"))
+        heading(page, "This study is open in another browser")  # its answers not shown
+        assert "Plan of resume" not in page.content()
+        click(page, "Continue here")
         heading(page, "Your plan, in your own words")
         expect(page.locator("#text")).to_have_value(typed)
         assert page.locator("#suggestion").is_visible() == suggested

@@ -189,21 +189,15 @@ def test_a_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
     with store.engine.begin() as conn:
         conn.execute(text("insert into studies (name, secret, opened_at) values "
                           "('old', 's3cret', '2026-01-01 00:00:00')"))
-        # a participant as the first schema's server wrote one (no allocation column)
-        conn.execute(text("insert into participants (id, study, pseudonym, arm, instance, step, "
-                          "created_at, updated_at) values ('p1', 'old', 'pseudo1', 'a', 't1', "
-                          "'consent', '2026-01-01 00:00:00', '2026-01-01 00:00:00')"))
+    store.open_study("old")
+    p, new = store.enrol("old", "pseudo1", {"participant": "P1"}, ["a", "b"], ["t1"], Assignment(),
+                         "consent")
+    assert new
     store.migrate()
     with store.read() as conn:
-        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0004"
+        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0003"
         assert conn.execute(text("select secret, design from studies")).one() == ("s3cret", None)
-    p = store.find("p1")
-    assert (p.study, p.pseudonym, p.arm, p.step) == ("old", "pseudo1", "a", "consent")
-    # the next person continues the study's sequence after the one already there
-    _, new = store.enrol("old", "pseudo2", {"participant": "P2"}, ["a", "b"], ["t1"],
-                         Assignment(), "consent")
-    assert new and next(r for r in store.records("old") if r["participant"] == "pseudo2")[
-        "allocation"] == 1
+    assert store.find(p.id) == p
     assert store.keep_design("old", {"arms.a": 1}) == []  # the first design of an old study
 
 

@@ -44,6 +44,12 @@ TABLE_CAPTIONS = {
              "readable, valid and agreeing with phase 2, time on task, raw NASA-TLX, and "
              "automation bias (of those shown a wrong suggestion: called it correct, "
              "submitted it verbatim). Finished participants only.",
+    "human_instances": "People per study, model, arm and instance: valid plans of the finished "
+                       "participants with 95% Wilson intervals, and whether the "
+                       "suggestion that arm showed on that instance was itself valid (empty: no "
+                       "suggestion). The human table pools the instances of an arm; an arm whose "
+                       "suggestions differ in validity across instances is read here instance by "
+                       "instance.",
     "human_tests": "The first arm of each study against each other arm, every alternative "
                    "(less: the first arm's value is the smaller): Fisher's exact and "
                    "Boschloo's tests on validity with Newcombe's interval on the difference; "

@@ -28,6 +28,51 @@ MEASURES = {"time_s": "time on task (s)", "tlx_raw": "raw NASA-TLX",
 # (`study.alternatives`): validity, then the row columns of MEASURES
 MEASURE_KEYS = ("valid", *MEASURES)
 
+GROUP = ["study", "model", "method"]
+
+HUMAN = {"study": pl.String, "model": pl.String, "arm": pl.String, "enrolled": pl.Int64,
+         "finished": pl.Int64, "valid": pl.Int64, "valid_share": pl.Float64,
+         "valid_lo": pl.Float64, "valid_hi": pl.Float64, "optimal": pl.Int64,
+         "optimal_of_valid": pl.Float64, "optimal_lo": pl.Float64, "optimal_hi": pl.Float64,
+         "text_readable": pl.Int64, "text_valid": pl.Int64, "text_agrees": pl.Int64,
+         "time_median_s": pl.Float64, "time_mean_s": pl.Float64, "tlx_raw_mean": pl.Float64,
+         "tlx_raw_sd": pl.Float64, "wrong_suggestion_shown": pl.Int64,
+         "called_wrong_correct": pl.Int64, "called_share": pl.Float64, "called_lo": pl.Float64,
+         "called_hi": pl.Float64, "wrong_verbatim": pl.Int64}
+TESTS = {"study": pl.String, "model": pl.String, "first": pl.String, "second": pl.String,
+         "measure": pl.String, "test": pl.String, "alternative": pl.String,
+         "n_first": pl.Int64, "n_second": pl.Int64, "first_value": pl.Float64,
+         "second_value": pl.Float64, "statistic": pl.Float64, "p": pl.Float64,
+         "effect": pl.String, "effect_value": pl.Float64, "effect_lo": pl.Float64,
+         "effect_hi": pl.Float64}
+
+
+INSTANCES = {"study": pl.String, "model": pl.String, "arm": pl.String, "instance": pl.String,
+             "suggestion_valid": pl.Boolean, "finished": pl.Int64, "valid": pl.Int64,
+             "valid_share": pl.Float64, "valid_lo": pl.Float64, "valid_hi": pl.Float64}
+
+
+def instances_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """Per study, arm and instance: the finished participants' valid plans with a Wilson
+    interval, and whether the suggestion that arm showed on that instance was valid (null:
+    no suggestion). A pooled rate mixes instances whose suggestions differ in validity; this
+    is the table that lets a reader see each."""
+    out = []
+    for (study, model), arms in studies(rows):
+        for arm, g in arms:
+            for (domain, task), one in g.partition_by(["domain", "task"], maintain_order=True,
+                                                     as_dict=True).items():
+                done = counted(one)
+                r = stats.rate(int(done["success"].sum()), done.height, alpha)
+                shown = [v for v in _flags(one, "suggestion_valid") if v is not None]
+                out.append({"study": study, "model": model, "arm": arm,
+                            "instance": f"{domain}/{task}",
+                            "suggestion_valid": shown[0] if shown else None,
+                            "finished": done.height, "valid": r.hits, "valid_share": r.share,
+                            "valid_lo": r.lo, "valid_hi": r.hi})
+    return pl.DataFrame(out, schema=INSTANCES).sort("study", "model", "instance",
+                                                    maintain_order=True)
+
 
 def alternatives_of(settings: dict) -> dict[str, str]:
     """Each measure's alternative: `study.alternatives[measure]`, else `study.alternative`
@@ -46,23 +91,6 @@ def alternatives_of(settings: dict) -> dict[str, str]:
 def ci_label(alpha: float) -> str:
     """An interval's label by its level (`95% CI` at alpha 0.05, `90% CI` at 0.1)."""
     return f"{100 * (1 - alpha):.4g}% CI"
-GROUP = ["study", "model", "method"]
-
-HUMAN = {"study": pl.String, "model": pl.String, "arm": pl.String, "enrolled": pl.Int64,
-         "finished": pl.Int64, "valid": pl.Int64, "valid_share": pl.Float64,
-         "valid_lo": pl.Float64, "valid_hi": pl.Float64, "optimal": pl.Int64,
-         "optimal_of_valid": pl.Float64, "optimal_lo": pl.Float64, "optimal_hi": pl.Float64,
-         "text_readable": pl.Int64, "text_valid": pl.Int64, "text_agrees": pl.Int64,
-         "time_median_s": pl.Float64, "time_mean_s": pl.Float64, "tlx_raw_mean": pl.Float64,
-         "tlx_raw_sd": pl.Float64, "wrong_suggestion_shown": pl.Int64,
-         "called_wrong_correct": pl.Int64, "called_share": pl.Float64, "called_lo": pl.Float64,
-         "called_hi": pl.Float64, "wrong_verbatim": pl.Int64}
-TESTS = {"study": pl.String, "model": pl.String, "first": pl.String, "second": pl.String,
-         "measure": pl.String, "test": pl.String, "alternative": pl.String,
-         "n_first": pl.Int64, "n_second": pl.Int64, "first_value": pl.Float64,
-         "second_value": pl.Float64, "statistic": pl.Float64, "p": pl.Float64,
-         "effect": pl.String, "effect_value": pl.Float64, "effect_lo": pl.Float64,
-         "effect_hi": pl.Float64}
 
 
 def counted(rows: pl.DataFrame) -> pl.DataFrame:

@@ -137,6 +137,7 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                      "scripted browsers, not people. Their numbers test the pipeline and say "
                      "nothing about how people plan.</p>")
     table = analysis.human_table(people, alpha)
+    instances = analysis.instances_table(people, alpha)
     tests = analysis.tests_table(people, alpha,
                                  alternatives=tuple(dict.fromkeys(("two-sided", *alts.values()))))
     level = analysis.ci_label(alpha)
@@ -158,6 +159,17 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                          f"submitted it verbatim {r['wrong_verbatim']}")
             lines.append(line + ".</li>")
         parts.append(f"<h3>Study {e(study)}: {e(model)}</h3><ul>{''.join(lines)}</ul>")
+        per = instances.filter((pl.col("study") == study) & (pl.col("model") == model))
+        said = {True: " (its suggestion valid)", False: " (its suggestion invalid)", None: ""}
+        items = [f"<li>{e(inst)}: " + "; ".join(
+            f"{e(r['arm'])}{said[r['suggestion_valid']]} {r['valid']}/{r['finished']} valid "
+            f"({_pct(r['valid_share'])}, {level} {_pct(r['valid_lo'])}–{_pct(r['valid_hi'])})"
+            for r in g.iter_rows(named=True)) + "</li>"
+            for (inst,), g in per.partition_by("instance", maintain_order=True,
+                                               as_dict=True).items()]
+        if items:
+            parts.append(f"<p>Per instance (the rates above pool them):</p><ul id=\"per-instance\">"
+                         f"{''.join(items)}</ul>")
         mine_tests = tests.filter((pl.col("study") == study) & (pl.col("model") == model))
         if mine_tests.height:
             said = []

@@ -75,8 +75,6 @@ participants = Table(
     Column("finished_at", DateTime(timezone=True)),
     Column("consent_hash", String(64)),
     Column("consent_at", DateTime(timezone=True)),
-    # the place in the stratum's allocation sequence (migration 0004; null before it)
-    Column("allocation", Integer),
     UniqueConstraint("study", "pseudonym", name="one_participation"),
 )
 
@@ -329,12 +327,14 @@ class Store:
             t = now()
             conn.execute(insert(participants).values(
                 id=pid, study=study, pseudonym=pseudonym, arm=arm, instance=instance,
-                step=first_step, created_at=t, updated_at=t, allocation=place))
+                step=first_step, created_at=t, updated_at=t))
             conn.execute(insert(ledger).values(
                 participant_id=pid, study=study, platform_id=platform["participant"],
                 platform_study=platform.get("study"), platform_session=platform.get("session")))
+            # the place taken in the stratum's allocation sequence, kept with the enrolment
             conn.execute(insert(events).values(participant_id=pid, page=first_step, kind="enrol",
-                                               data=json.dumps({"arm": arm, "instance": instance}),
+                                               data=json.dumps({"arm": arm, "instance": instance,
+                                                                "place": place}),
                                                at=t))
             return Participant(pid, study, pseudonym, arm, instance, first_step, False), True
 
@@ -460,9 +460,10 @@ class Store:
             for p in ps:
                 evs = conn.execute(select(events).where(events.c.participant_id == p.id)
                                    .order_by(events.c.id)).all()
+                enrol = next((json.loads(e.data) for e in evs if e.kind == "enrol"), {})
                 yield {
                     "participant": p.pseudonym, "arm": p.arm, "instance": p.instance,
-                    "step": p.step, "allocation": p.allocation,
+                    "step": p.step, "allocation": enrol.get("place"),  # null: enrolled before
                     "created_at": _iso(p.created_at),
                     "finished_at": _iso(p.finished_at), "consent_hash": p.consent_hash,
                     "consent_at": _iso(p.consent_at),
