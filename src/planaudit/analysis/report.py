@@ -50,6 +50,15 @@ TABLE_CAPTIONS = {
                        "suggestion). The human table pools the instances of an arm; an arm whose "
                        "suggestions differ in validity across instances is read here instance by "
                        "instance.",
+    "human_flow": "Every participant accounted for, per study and arm (CONSORT's spirit): "
+                  "entered, consented (of those who never did, nothing is kept but the count), "
+                  "reached each stage (or passed it), submitted a phase-2 plan, finished, "
+                  "excluded (the study's exclusion list, each reason with its count) and analysed "
+                  "(finished, not excluded). The valid rate of the completers beside the rate by "
+                  "intention to treat: over every consenting participant not excluded, a non- "
+                  "finisher counted as not valid; each with a 95% Wilson interval. An arm that "
+                  "drives people away scores lower by intention to treat than among its "
+                  "completers.",
     "human_tests": "The first arm of each study against each other arm, every alternative "
                    "(less: the first arm's value is the smaller): Fisher's exact and "
                    "Boschloo's tests on validity with Newcombe's interval on the difference; "

@@ -68,8 +68,14 @@ def main_rows(ep: pl.DataFrame) -> pl.DataFrame:
 
 def beside_rows(ep: pl.DataFrame) -> pl.DataFrame:
     """The rows of regimes that stand beside the models in the main table (`Regime.beside`:
-    people on the same tasks)."""
-    return _rows_of(ep, lambda r: r.beside)
+    people on the same tasks): those who consented, the study's exclusions left out (the
+    human regime's flow table counts both)."""
+    rows = _rows_of(ep, lambda r: r.beside)
+    if "consented" in rows.columns:
+        rows = rows.filter(pl.col("consented").fill_null(True))
+    if "excluded" in rows.columns:
+        rows = rows.filter(pl.col("excluded").is_null())
+    return rows
 
 
 def versus_rows(ep: pl.DataFrame) -> pl.DataFrame:

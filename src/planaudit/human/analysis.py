@@ -94,8 +94,16 @@ def ci_label(alpha: float) -> str:
 
 
 def counted(rows: pl.DataFrame) -> pl.DataFrame:
-    """The finished participants (their plans judged)."""
-    return rows.filter(pl.col("outcome") != "error")
+    """The finished participants (their plans judged), those on the exclusion list left
+    out (the flow table counts them: `human/flow.py`)."""
+    kept = rows.filter(pl.col("outcome") != "error")
+    return kept.filter(pl.col("excluded").is_null()) if "excluded" in kept.columns else kept
+
+
+def consented(rows: pl.DataFrame) -> pl.DataFrame:
+    """Everyone who consented (rows of people who entered and never did carry only that)."""
+    return rows.filter(pl.col("consented").fill_null(True)) if "consented" in rows.columns \
+        else rows
 
 
 def _values(frame: pl.DataFrame, column: str) -> list[float]:
@@ -135,7 +143,7 @@ def human_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
             tlx = _values(done, "tlx_raw")
             times = _values(done, "time_s")
             out.append({
-                "study": study, "model": model, "arm": arm, "enrolled": g.height,
+                "study": study, "model": model, "arm": arm, "enrolled": consented(g).height,
                 "finished": done.height, "valid": valid, "valid_share": r_valid.share,
                 "valid_lo": r_valid.lo, "valid_hi": r_valid.hi, "optimal": optimal,
                 "optimal_of_valid": r_opt.share, "optimal_lo": r_opt.lo, "optimal_hi": r_opt.hi,

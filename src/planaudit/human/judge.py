@@ -245,6 +245,11 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
         "arm_index": (meta["arm_order"].index(rec["arm"]) if rec["arm"] in meta["arm_order"]
                       else None),
         "stopped_at": None if finished else rec.get("step"),
+        # every participant accounted for (human/flow.py): entered without consenting, on
+        # the exclusion list, and the verdict of the last plan submitted, finished or not
+        "consented": bool(rec.get("consented", rec.get("consent_at") is not None)),
+        "excluded": rec.get("excluded"),
+        **_submitted(inst, events),
     }
     phase2 = answers.get("phase2") or {}
     plan = list(phase2.get("plan") or []) if phase2.get("submitted") else None
@@ -270,6 +275,19 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
     row.update(_times(rec, events))
     row["latency_s"] = row["time_s"] if row["time_s"] is not None else 0.0
     return row, _events(export, rec, simulated, events)
+
+
+def _submitted(inst: Instance, events: list[dict]) -> dict:
+    """Whether a phase-2 plan was submitted (a feedback page is a submission too), and the
+    formal verdict of the last one: kept for someone who stopped after being told it fails,
+    whose row is otherwise an `error`."""
+    sent = [e for e in events if e.get("page") == "phase2" and e.get("kind") in
+            ("submit", "feedback") and isinstance(e.get("data"), dict)]
+    if not sent:
+        return {"submitted": False, "submitted_valid": None}
+    steps, bad = steps_of(list(sent[-1]["data"].get("plan") or []))
+    valid = False if bad is not None else validate(inst.problem, steps).valid
+    return {"submitted": True, "submitted_valid": valid}
 
 
 def _suggestion(inst: Instance, arm: dict, answers: dict, plan: list[str] | None) -> dict:

@@ -81,6 +81,12 @@ def _instances(rows, cell):
     return instances_table(rows)
 
 
+def _flow(rows, cell):
+    from planaudit.human.flow import flow_table
+
+    return flow_table(rows)
+
+
 def _draw(frame, seed: int = 0, bootstrap: int = 2000, alpha: float = 0.05):
     from planaudit.human.report import draw
 
@@ -106,6 +112,7 @@ register(Regime(
     name="human", help="people's rows: a study's records judged like models' answers",
     layout=("model", "study"), columns=row_columns(__file__), jobs=jobs,
     add_parser=_add_parser, estimate=estimate, size=(30, 2000), rank=5,
-    tables={"human": _human, "human_tests": _tests, "human_instances": _instances},
+    tables={"human": _human, "human_tests": _tests, "human_instances": _instances,
+            "human_flow": _flow},
     beside=True,
     drawings={"human": Drawing(CAPTION, _draw)}, report=_report))

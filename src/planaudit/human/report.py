@@ -138,6 +138,9 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                      "nothing about how people plan.</p>")
     table = analysis.human_table(people, alpha)
     instances = analysis.instances_table(people, alpha)
+    from planaudit.human.flow import flow_table
+
+    flow = {(r["study"], r["model"], r["arm"]): r for r in flow_table(people, alpha).to_dicts()}
     tests = analysis.tests_table(people, alpha,
                                  alternatives=tuple(dict.fromkeys(("two-sided", *alts.values()))))
     level = analysis.ci_label(alpha)
@@ -153,6 +156,14 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                     f"{_num(r['tlx_raw_mean'], '{:.1f}')}; phase-1 text readable "
                     f"{r['text_readable']}, valid {r['text_valid']}, same plan as phase 2 "
                     f"{r['text_agrees']}")
+            f = flow.get((study, model, r["arm"]))
+            if f is not None:
+                line += (f"; entered {f['entered']}, consented {f['consented']}, excluded "
+                         f"{f['excluded']}" + (f" ({e(f['excluded_reasons'])})"
+                                               if f["excluded_reasons"] else "")
+                         + f"; by intention to treat {f['valid_itt']}/{f['itt_n']} valid "
+                         f"({_pct(f['itt_share'])}, {level} {_pct(f['itt_lo'])}–"
+                         f"{_pct(f['itt_hi'])})")
             if r["wrong_suggestion_shown"]:
                 line += (f"; shown a wrong suggestion {r['wrong_suggestion_shown']}, called it "
                          f"correct {r['called_wrong_correct']} ({_pct(r['called_share'])}), "

@@ -28,7 +28,14 @@ from starlette.concurrency import run_in_threadpool
 from planaudit.study.cohort import instance_tag
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import Study
-from planaudit.study.store import Edit, NotReached, Participant, Store, keyed_hash
+from planaudit.study.store import (
+    Edit,
+    EnrolmentClosed,
+    NotReached,
+    Participant,
+    Store,
+    keyed_hash,
+)
 from planaudit.study.tlx import PAIRS, SCALES, read_tlx
 
 ADMIN_ENV = "PLANAUDIT_STUDY_ADMIN_TOKEN"
@@ -201,10 +208,23 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                                f"The {WHAT[what]} in the link ({study.params[what]}) is not one "
                                "a platform gives. Please open the study again from the "
                                "platform's page.")
+        wanted = study.platform["study_id"]
+        if wanted is not None and platform["study"] != wanted:
+            return problem(request, 403, "This link is for another study",
+                           f"The study id in the link ({study.params['study']}) is not this "
+                           "study's. Please open the study from its own page on the platform.")
+        if study.platform["require_session"] and not platform["session"]:
+            return problem(request, 400, "This link is incomplete",
+                           f"The link that brought you here lacks your session id (the URL "
+                           f"parameter {study.params['session']}). Please open the study again "
+                           "from the platform's page.")
         pseudonym = keyed_hash(secret, platform["participant"])
-        p, _new = await run_in_threadpool(
-            store.enrol, study.name, pseudonym, platform, [a.name for a in study.arms],
-            list(study.instances), study.allocation, "consent")
+        try:
+            p, _new = await run_in_threadpool(
+                store.enrol, study.name, pseudonym, platform, [a.name for a in study.arms],
+                list(study.instances), study.allocation, "consent", **study.enrolment)
+        except EnrolmentClosed as e:
+            return page(request, "closed", 403, full=e.full)
         if p.finished:
             return page(request, "finished", code=study.completion_code, redirect=_redirect(study))
         if not _new and p.step != "consent" and request.cookies.get(COOKIE) != token(p.id):

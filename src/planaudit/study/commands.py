@@ -310,9 +310,12 @@ def cmd_analyze(args) -> int:
     tests = analysis.tests_table(people, args.alpha, args.seed, args.bootstrap)
     alts = _alternatives(args)
     power = analysis.power(people, rates, args.power, args.alpha, alts["valid"])
+    from planaudit.human.flow import flow_table
+
     per = analysis.instances_table(people, args.alpha)
-    # the report's human, human_tests and human_instances
-    for name, frame in (("arms", human), ("tests", tests), ("instances", per)):
+    # the report's human, human_tests, human_instances and human_flow
+    for name, frame in (("arms", human), ("tests", tests), ("instances", per),
+                        ("flow", flow_table(people, args.alpha))):
         write_table(frame, name, out)
     wanted = {"valid": alts["valid"], **{label: alts[c] for c, label in
                                          analysis.MEASURES.items()}}

@@ -46,6 +46,51 @@ def simulated(store, study: str) -> list[str]:
     return sorted(found)
 
 
+def consented_only(record: dict) -> dict:
+    """A record as exported: whole for a participant who consented; for one who entered
+    and never consented, only that they entered, where they were assigned and their place
+    (counted in the flow, nothing of theirs kept)."""
+    if record.get("consent_at") is not None:
+        return {**record, "consented": True}
+    keep = ("participant", "arm", "instance", "step", "allocation")
+    return {**{k: record.get(k) for k in keep}, "consented": False, "answers": {},
+            "events": [], "created_at": None, "finished_at": None, "consent_hash": None,
+            "consent_at": None}
+
+
+def mark_exclusions(study, store, records: list[dict]) -> list[str]:
+    """Mark the records of the people on the study's exclusion list (`exclusions`: a CSV
+    `id,reason`, the id a platform id or a pseudonym) with their reason; the ids that
+    match no one are returned (said, never guessed). A missing file, or one without the
+    header, is an InputError naming it."""
+    from planaudit.commandline import InputError
+    from planaudit.study.store import keyed_hash
+
+    path = study.exclusions
+    if path is None:
+        return []
+    if not path.is_file():
+        raise InputError(f"{path}: no such file (exclusions in {study.source})")
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and not {"id", "reason"} <= set(rows[0]):
+        raise InputError(f"{path}: the header must be id,reason")
+    secret = store.open_study(study.name)
+    by = {r["participant"]: r for r in records}
+    unknown = []
+    for line, row in enumerate(rows, 2):
+        who = (row.get("id") or "").strip()
+        reason = (row.get("reason") or "").strip()
+        if not who or not reason:
+            raise InputError(f"{path}:{line}: an id and a reason are both needed")
+        found = by.get(who) or by.get(keyed_hash(secret, who))
+        if found is None:
+            unknown.append(who)
+        else:
+            found["excluded"] = reason
+    return unknown
+
+
 def allocation_csv(study, records: list[dict]) -> str:
     """Every place of every stratum's allocation sequence drawn so far (the seed gives it:
     `study/allocation.py`), through the end of its block, with the participant who took it
@@ -91,7 +136,8 @@ def export(study, materials, store, out: Path) -> dict:
             "suggestion": None if sug is None else {
                 k: {"plan": v["plan"], "valid": v["check"]["valid"], "source": v["source"],
                     "model": v["model"], "method": v["method"]} for k, v in sug.items()}}
-    records = list(store.records(study.name))
+    records = [consented_only(r) for r in store.records(study.name)]
+    unknown = mark_exclusions(study, store, records)
     sims = simulated(store, study.name)
     meta = {"format": 1, "study": study.name, "exported_at": datetime.now(UTC).isoformat(),
             "code_version": __version__, "design": design(study, materials),
@@ -106,6 +152,9 @@ def export(study, materials, store, out: Path) -> dict:
     atomic.write_parquet(pl.DataFrame(rows, infer_schema_length=None), out / "rows.parquet")
     atomic.write_parquet(pl.DataFrame(events, infer_schema_length=None, schema_overrides={
         "data": pl.String, "seconds": pl.Float64}), out / "events.parquet")
+    if unknown:
+        print(f"study {study.name}: {len(unknown)} id(s) of the exclusion list match no "
+              f"participant: {', '.join(unknown[:5])}", file=sys.stderr)
     summary = {"study": study.name, "out": str(out), "participants": len(records),
                "finished": sum(r["finished"] for r in rows), "simulated": len(sims),
                "valid": sum(r["success"] for r in rows), "events": len(events)}

@@ -68,6 +68,26 @@ class Study:
     raw: dict = field(repr=False, default_factory=dict)
 
     @property
+    def platform(self) -> dict:
+        """`platform`: the study id a link must carry (None: any), and whether a session
+        id is required."""
+        given = self.raw.get("platform") or {}
+        return {"study_id": given.get("study_id"),
+                "require_session": bool(given.get("require_session", True))}
+
+    @property
+    def enrolment(self) -> dict:
+        """`enrolment`: the cap (None: none) and whether the study is closed."""
+        given = self.raw.get("enrolment") or {}
+        return {"cap": given.get("cap"), "closed": bool(given.get("closed", False))}
+
+    @property
+    def exclusions(self) -> Path | None:
+        """The exclusion list's file, relative to the config."""
+        given = self.raw.get("exclusions")
+        return None if not given else (self.source.parent / given).resolve()
+
+    @property
     def allocation(self) -> Assignment:
         """The assignment as the server draws it (`study/allocation.py`)."""
         return Assignment.of(self.assignment)

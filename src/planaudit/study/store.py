@@ -136,6 +136,14 @@ class Edit:
         return iter((self.kind, self.data, self.answer, self.advance))
 
 
+class EnrolmentClosed(Exception):
+    """A newcomer to a study that is closed, or `full` (its cap reached): no one enrolled."""
+
+    def __init__(self, full: bool):
+        super().__init__("full" if full else "closed")
+        self.full = full
+
+
 class NotReached(Exception):
     """A post for a page the participant has not reached."""
 
@@ -290,19 +298,22 @@ class Store:
         return None if row is None else _participant(row)
 
     def enrol(self, study: str, pseudonym: str, platform: dict, arms: list[str],
-              instances: list[str], assignment: Assignment,
-              first_step: str) -> tuple[Participant, bool]:
+              instances: list[str], assignment: Assignment, first_step: str,
+              cap: int | None = None, closed: bool = False) -> tuple[Participant, bool]:
         """The participant of `pseudonym` (False: they had enrolled before), or a new one
         assigned inside this transaction by `assignment` (seeded permuted blocks). One
         stratum: the next place of the study's sequence gives the arm, then the arm's
         least-filled instance (overall breaking ties); stratified by instance: the
         least-filled instance, then the next place of its sequence. Other ties go in the
-        config's order."""
+        config's order. A newcomer to a `closed` study, or one past the `cap`, raises
+        EnrolmentClosed (someone already in goes on)."""
         with self.write(study) as conn:
             row = conn.execute(select(participants).where(
                 participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
             if row is not None:
                 return _participant(row), False
+            if closed:
+                raise EnrolmentClosed(full=False)
             counts = conn.execute(
                 select(participants.c.arm, participants.c.instance, func.count())
                 .where(participants.c.study == study)
@@ -314,6 +325,8 @@ class Store:
                 by_instance[inst] = by_instance.get(inst, 0) + n
                 by_arm[arm] = by_arm.get(arm, 0) + n
                 cell[(arm, inst)] = n
+            if cap is not None and sum(by_arm.values()) >= cap:
+                raise EnrolmentClosed(full=True)
             if assignment.strata == "instance":  # each instance's arms balanced
                 instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
                 place = by_instance[instance]
