@@ -107,8 +107,8 @@ def test_the_dry_run_lists_the_default_experiments_jobs(run):
                                                     "loadbalancing", "logistics")}}
     planners = [m["name"] for m in config["models"] if m["model"].startswith("planner/")]
     assert planners, "the default run has the classical planners' rows"
-    for m in planners:  # a planner runs offline's `planner` method alone
-        expected |= {f"offline_{m}": 1}
+    for m in planners:  # a planner runs the method `planner` alone, offline and online
+        expected |= {f"offline_{m}": 1, f"online_{m}": 1}
     for m in (m for m in models if m not in planners):
         expected |= {f"offline_{m}": len(config["offline"]["methods"]), f"online_{m}": online,
                      f"curriculum_{m}": len(config["curriculum"]["tests"]),

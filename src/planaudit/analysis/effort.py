@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from planaudit.analysis.paired import adjust, cost_per_solved, discordant, labelled, pairs
 from planaudit.analysis.rows import OK, SCORE
 from planaudit.analysis.stats import bootstrap_ci
-from planaudit.analysis.tables import _adjust, _labelled, cost_per_solved, discordant, pairs
 
 EFFORTS = ("low", "medium", "high")
 NONE = "none"
@@ -52,7 +52,7 @@ def reasoning_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
     if ep.is_empty() or "model_id" not in ep.columns or "reasoning" not in ep.columns:
         return pl.DataFrame(schema=REASONING)
     rows: list[dict] = []
-    known = _labelled(ep.filter(pl.col("model_id").is_not_null()))
+    known = labelled(ep.filter(pl.col("model_id").is_not_null()))
     for (regime, model_id, method), g in known.partition_by(
             ["regime", "model_id", "method"], maintain_order=True, as_dict=True).items():
         entries = g.partition_by("model", maintain_order=True, as_dict=True)
@@ -81,5 +81,5 @@ def reasoning_table(ep: pl.DataFrame, seed: int = 0, n_resamples: int = 2000,
             rows.append(row)
             lower = (model, one)
     compared = [r for r in rows if r.get("versus") is not None]
-    _adjust(compared, lambda r: (r["regime"], r["reference"]), alpha)
+    adjust(compared, lambda r: (r["regime"], r["reference"]), alpha)
     return pl.DataFrame(rows, schema=REASONING)

@@ -1,12 +1,13 @@
 // An enhancement only: the phase-1 draft is kept on the server while typing, so a reload
 // keeps it. A file of the server's (its pages allow no inline script); the form names the
-// address the draft goes to (data-draft).
+// address the draft goes to (data-draft). What was typed before this file ran (it loads
+// after the page) is saved too: the text is compared with what the server sent.
 (function () {
   var form = document.getElementById("phase1");
   if (!form) return;
   var box = document.getElementById("text"), note = document.getElementById("saved"),
-      last = box.value, timer;
-  box.addEventListener("input", function () {
+      last = box.defaultValue, timer;
+  function later() {
     clearTimeout(timer);
     timer = setTimeout(function () {
       if (box.value === last) return;
@@ -15,5 +16,7 @@
         if (r.ok) { last = body.get("text"); note.textContent = "draft saved"; }
       });
     }, 800);
-  });
+  }
+  box.addEventListener("input", later);
+  if (box.value !== last) later();
 })();
