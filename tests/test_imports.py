@@ -33,6 +33,7 @@ LAYERS = {
     "run": 4, "estimate": 4, "analysis": 4, "transcript": 4, "interop": 4, "harness": 4, "study": 4,
     "project": 4,  # `planaudit init`: a run folder using the packaged workflow
     "cli": 5,
+    "simulated": 5,  # simulated participants: a client of the study server, over HTTP
     # the workflow's own scripts (workflow/scripts/, run by Snakemake's `script:`)
     "workflow": 5,
 }

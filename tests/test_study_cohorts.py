@@ -20,12 +20,12 @@ from planaudit.commandline import InputError
 from planaudit.config import ConfigError
 from planaudit.contract import parse_action
 from planaudit.formal.plan import format_step
-from planaudit.study.cohort import load_cohort
-from planaudit.study.cohorts import load_counts, main
-from planaudit.study.commands import cohort_arguments as add_arguments
+from planaudit.simulated import cohort_arguments as add_arguments
+from planaudit.simulated.cohort import load_cohort
+from planaudit.simulated.cohorts import load_counts, main
+from planaudit.simulated.simulate import simulate_sync
 from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
-from planaudit.study.simulate import simulate_sync
 from planaudit.study.store import Store, keyed_hash
 from tests.study_server import CHROMIUM, Server, needs_chromium, study_config
 

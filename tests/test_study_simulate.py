@@ -20,10 +20,10 @@ import pytest
 from sqlalchemy import select
 
 from planaudit.config import ConfigError
-from planaudit.study.cohort import SIMULATED_PREFIX, TLX_PAIRS, instance_tag, load_cohort
-from planaudit.study.commands import simulate_arguments as add_arguments
-from planaudit.study.settings import load_study
-from planaudit.study.simulate import main, simulate_sync
+from planaudit.simulated import simulate_arguments as add_arguments
+from planaudit.simulated.cohort import TLX_PAIRS, instance_tag, load_cohort
+from planaudit.simulated.simulate import main, simulate_sync
+from planaudit.study.settings import SIMULATED_PREFIX, load_study
 from planaudit.study.store import Store, ledger
 from tests.study_server import CHROMIUM, Server, free_port, needs_chromium, study_config
 

@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from planaudit.interop import commands as interop
     from planaudit.planbench.cli_args import add_parser as add_planbench
     from planaudit.regime import regimes
+    from planaudit.simulated import add_parsers as add_simulated
     from planaudit.study import commands as study
     from planaudit.suite import commands as suite
 
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     _, planbench = add_planbench(sub)
     add_show_parser(planbench, config_arg)
     interop.add_parser(sub)
-    study.add_parser(sub)
+    add_simulated(study.add_parser(sub))
     project.add_parser(sub)
     _finish_help(p)
     return p

@@ -25,9 +25,8 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
-from planaudit.study.cohort import instance_tag
 from planaudit.study.materials import Material, Materials
-from planaudit.study.settings import Study
+from planaudit.study.settings import Study, instance_tag
 from planaudit.study.store import (
     Edit,
     EnrolmentClosed,

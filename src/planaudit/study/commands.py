@@ -13,7 +13,9 @@ from planaudit.commandline import EXIT_OK, InputError
 CONFIG_ENV, DB_ENV = "PLANAUDIT_STUDY_CONFIG", "PLANAUDIT_STUDY_DB"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """`planaudit study ...`; returns its subcommands, to which the simulated
+    participants' client (`planaudit.simulated`) adds `cohort` and `simulate`."""
     st = sub.add_parser("study", help="studies with people on the same tasks as the models")
     ss = st.add_subparsers(dest="study_command", required=True)
     sv = ss.add_parser("serve", help="open a study to participants (a web server)")
@@ -67,23 +69,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bo = ss.add_parser("bonus", help="bonuses from the validator's verdicts, in the platform's "
                                      "bulk format, each participant paid once (a ledger)")
     bonus_arguments(bo)
-    bo.set_defaults(func=lambda args: _main("bonus", args))
-    co = ss.add_parser("cohort", help="a cohort file of simulated participants scripted to "
-                                      "given counts per arm and intent")
-    cohort_arguments(co)
-    co.set_defaults(func=lambda args: _main("cohorts", args))
-    si = ss.add_parser("simulate", help="play a cohort file's scripted participants in headless "
-                                        "Chromium against a running study (SIMULATED-... ids)")
-    simulate_arguments(si)
-    si.set_defaults(func=lambda args: _main("simulate", args))
-
+    bo.set_defaults(func=lambda args: _main("study.bonus", args))
+    return ss
 
 def _main(module: str, args) -> int:
     """A subcommand's `main`, its module imported only when it runs (every `planaudit`
-    start builds the parser: the simulator alone would add some 14 ms to each)."""
+    start builds the parser)."""
     import importlib
 
-    return importlib.import_module(f"planaudit.study.{module}").main(args)
+    return importlib.import_module(f"planaudit.{module}").main(args)
 
 
 def bonus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,31 +94,7 @@ def bonus_arguments(parser: argparse.ArgumentParser) -> None:
                              "between the ledger's commit and the file); pays no one anew")
 
 
-def cohort_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
-    p.add_argument("--counts", required=True, metavar="COUNTS.yaml",
-                   help="scripts per arm and intent (see planaudit.study.cohorts)")
-    p.add_argument("--out", required=True, metavar="COHORT.yaml", help="the cohort file written")
-
-
-CHROMIUM_ENV = "PLANAUDIT_CHROMIUM"
-DEFAULT_CHROMIUM = "/usr/bin/chromium"
-WAIT_MS = 60_000  # how long a page may take to come (Playwright's own waiting)
 KEEP_ALIVE_S = 75  # idle connections kept open (uvicorn: 5 s); see cmd_serve
-
-
-def simulate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cohort", required=True, metavar="COHORT.yaml",
-                   help="the scripted participants (format: planaudit.study.cohort)")
-    p.add_argument("--url", required=True, help="the study's address (where participants "
-                                                "enter, e.g. http://127.0.0.1:8000/)")
-    p.add_argument("--concurrency", type=int, default=4, metavar="N",
-                   help="participants at once (default: 4)")
-    p.add_argument("--out", metavar="SUMMARY.json", help="also write the summary here")
-    p.add_argument("--chromium", metavar="PATH",
-                   help=f"the Chromium to drive (default ${CHROMIUM_ENV}, else {DEFAULT_CHROMIUM})")
-    p.add_argument("--timeout", type=float, default=WAIT_MS / 1000, metavar="SECONDS",
-                   help="how long a page may take to come (default: %(default)s)")
 
 
 def _test_options(p: argparse.ArgumentParser) -> None:

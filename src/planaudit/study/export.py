@@ -26,7 +26,7 @@ from pathlib import Path
 
 from planaudit import __version__, atomic
 from planaudit.study.allocation import STUDY
-from planaudit.study.cohort import SIMULATED_PREFIX  # the simulator's platform ids
+from planaudit.study.settings import SIMULATED_PREFIX  # the simulator's platform ids
 
 TASK_FILES = ("domain.pddl", "problem.pddl", "truth.json", "brief.json")
 

@@ -14,6 +14,13 @@ from planaudit.study.allocation import Assignment
 SCHEMA = Path(__file__).with_name("schema.yaml")
 DEFAULT_CONSENT = Path(__file__).with_name("texts") / "consent.md"
 FEEDBACK = ("none", "submission", "step")
+SIMULATED_PREFIX = "SIMULATED-"  # platform ids of simulated participants: export tells them apart
+
+
+def instance_tag(key: str) -> str:
+    """The opaque tag of an instance key a page carries (a disguised task's key must not
+    be readable): sha256 of the key, hex, 12 digits."""
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`planaudit study simulate`: a cohort file (`planaudit.study.cohort`) played against a
+"""`planaudit study simulate`: a cohort file (`planaudit.simulated.cohort`) played against a
 running study server, every participant a fresh window of one headless Chromium
 (Playwright's async API on the system's browser), clicking through the real pages.
 
@@ -38,15 +38,15 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from planaudit.commandline import EXIT_NEGATIVE, EXIT_OK, InputError
-from planaudit.study.cohort import (
-    SIMULATED_PREFIX,
+from planaudit.simulated import CHROMIUM_ENV, DEFAULT_CHROMIUM, WAIT_MS
+from planaudit.simulated.cohort import (
     TLX_PAIRS,
     Cohort,
     Script,
     apply_edits,
     load_cohort,
 )
-from planaudit.study.commands import CHROMIUM_ENV, DEFAULT_CHROMIUM, WAIT_MS
+from planaudit.study.settings import SIMULATED_PREFIX
 from planaudit.study.tlx import KEYS as TLX_KEYS
 
 # as the browser tests launch it: no sandbox (containers), no network of its own

@@ -3,9 +3,9 @@
 A cohort file says what each simulated participant does on the study's pages, from the
 consent to the last page, so that a study can be run end to end before anyone real
 takes part (and its records, export and analysis checked against known answers).
-`planaudit study cohort` writes one to given counts (`planaudit.study.cohorts`);
+`planaudit study cohort` writes one to given counts (`planaudit.simulated.cohorts`);
 `planaudit study simulate --cohort FILE --url URL` plays it in headless Chromium against
-a running `planaudit study serve` (`planaudit.study.simulate`). The format, version 1:
+a running `planaudit study serve` (`planaudit.simulated.simulate`). The format, version 1:
 
 ```yaml
 format: 1                      # required
@@ -71,7 +71,6 @@ Errors name the file, the line and the field, e.g. `cohort.yaml:14: participants
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,10 +79,10 @@ from pathlib import Path
 import yaml
 
 from planaudit.config import ConfigError, field_name, read_yaml
+from planaudit.study.settings import instance_tag  # the server's contract
 from planaudit.study.tlx import PAIRS as TLX_PAIRS
 
 FORMAT = 1
-SIMULATED_PREFIX = "SIMULATED-"
 PAGES = ("consent", "instructions", "example", "phase1", "phase2", "suggestion", "tlx")
 EDIT_OPS = ("add", "undo", "up", "down", "remove")
 FAULTS = ("reload", "abandon", "submit_twice")
@@ -98,10 +97,6 @@ _SCRIPT = ("id", "arm", "accepts", "text", "plan", "suggestion_correct", "tlx", 
 _TLX_RULE = ("6 values 0..100 in steps of 5 (mental, physical, temporal, performance, "
              "effort, frustration)")
 
-
-def instance_tag(key: str) -> str:
-    """The opaque tag of an instance key a page carries: sha256 of the key, hex, 12 digits."""
-    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -277,7 +272,7 @@ def load_cohort(path: str | Path) -> Cohort:
     r = Reader(path, data, node)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1: a cohort file is a mapping (format, participants, ...): "
-                          "see planaudit.study.cohort")
+                          "see planaudit.simulated.cohort")
     r.mapping(data, [], _TOP, "a cohort file")
     if data.get("format") != FORMAT or isinstance(data.get("format"), bool):
         r.fail(["format"], f"must be {FORMAT} (the cohort format this planaudit reads)")

@@ -1,4 +1,4 @@
-"""`planaudit study cohort`: a cohort file (`planaudit.study.cohort`) whose scripts give a
+"""`planaudit study cohort`: a cohort file (`planaudit.simulated.cohort`) whose scripts give a
 study's arms known outcomes in given numbers, for `planaudit study simulate` to play.
 
     planaudit study cohort --config STUDY.yaml --counts COUNTS.yaml --out COHORT.yaml
@@ -55,8 +55,7 @@ import yaml
 
 from planaudit.commandline import EXIT_OK, InputError
 from planaudit.config import ConfigError
-from planaudit.study.allocation import STUDY
-from planaudit.study.cohort import (
+from planaudit.simulated.cohort import (
     FORMAT,
     TLX_PAIRS,
     Edit,
@@ -67,6 +66,7 @@ from planaudit.study.cohort import (
     dump_script,
     load_cohort,
 )
+from planaudit.study.allocation import STUDY
 
 INTENTS = ("optimal", "suboptimal", "invalid_step", "goal_not_reached", "verbatim")
 PICKS = ("called_correct", "unreadable_text")
@@ -412,7 +412,7 @@ def write(study, materials, counts: Counts, out: str | Path) -> tuple[dict, list
     from planaudit import atomic
 
     data, warnings = build(study, materials, counts)
-    head = (f"# A scripted cohort for `planaudit study simulate` (format: planaudit.study.cohort),\n"
+    head = (f"# A scripted cohort for `planaudit study simulate` (format: planaudit.simulated.cohort),\n"
             f"# written by `planaudit study cohort` from {study.source} and {counts.path}\n"
             f"# (seed {counts.seed}). Each script's plan is given per instance, with the verdict\n"
             "# its id names on every instance.\n")
