@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"study-demo: the simulated participants drive Chromium, and there is "
                          f"none at {chromium}: apt-get install chromium (or set "
                          "PLANAUDIT_CHROMIUM to a Chromium binary)")
+    # the server's researchers' view, which the simulator asks for each participant's arm
+    # (no page names an arm); one token for this demo's server, unless one is set
+    os.environ.setdefault("PLANAUDIT_STUDY_ADMIN_TOKEN", secrets.token_hex(16))
     out = ROOT / OUT
     shutil.rmtree(out, ignore_errors=True)  # a demo starts from no records
     out.mkdir(parents=True)

@@ -26,6 +26,9 @@ PLANAUDIT = str(Path(sys.executable).with_name("planaudit"))
 RIGHT_P02 = ["(unstack c a)", "(put-down c)", "(pick-up b)", "(stack b c)", "(pick-up a)",
              "(stack a b)"]
 WRONG_P03 = ["(unstack a b)", "(put-down a)", "(unstack b c)", "(stack b a)", "(pick-up d)"]
+# the researchers' token every test server starts with unless a test gives its own: the
+# simulator asks it which arm a participant got (no page names an arm)
+ADMIN_TOKEN = "researchers-token-of-the-tests"
 KEY = re.compile(r'name="key" value="([0-9a-f]{32})"')
 # the system Chromium the simulated participants drive; CI installs it (.ci/run): there a
 # missing browser is a failure, not a skip
@@ -94,7 +97,7 @@ class Server:
                  env: dict | None = None, workers: int = 1):
         self.config, self.db, self.port = config, db, port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, **(env or {})}
+        self.env = {**os.environ, "PLANAUDIT_STUDY_ADMIN_TOKEN": ADMIN_TOKEN, **(env or {})}
         self.workers = workers
         self.log = config.with_name(f"server-{self.port}.log")
         self.start()

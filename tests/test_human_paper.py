@@ -10,6 +10,7 @@ must equal scipy's on the same numbers."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,7 +19,15 @@ import pytest
 import yaml
 from scipy import stats as sps
 
-from tests.study_server import PLANAUDIT, RIGHT_P02, WRONG_P03, Server, needs_chromium, study_config
+from tests.study_server import (
+    ADMIN_TOKEN,
+    PLANAUDIT,
+    RIGHT_P02,
+    WRONG_P03,
+    Server,
+    needs_chromium,
+    study_config,
+)
 
 pytestmark = needs_chromium
 
@@ -32,7 +41,8 @@ HITL = {"unassisted": {"optimal": 14, "suboptimal": 3, "invalid_step": 4, "goal_
 
 
 def run(*args: str) -> str:
-    r = subprocess.run([PLANAUDIT, *args], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run([PLANAUDIT, *args], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PLANAUDIT_STUDY_ADMIN_TOKEN": ADMIN_TOKEN})
     assert r.returncode == 0, f"planaudit {' '.join(args)}:\n{r.stderr[-3000:]}"
     return r.stdout
 

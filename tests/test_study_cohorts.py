@@ -27,7 +27,7 @@ from planaudit.simulated.simulate import simulate_sync
 from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
 from planaudit.study.store import Store, keyed_hash
-from tests.study_server import CHROMIUM, Server, needs_chromium, study_config
+from tests.study_server import ADMIN_TOKEN, CHROMIUM, Server, needs_chromium, study_config
 
 # the issue's example counts
 COUNTS = """\
@@ -224,7 +224,7 @@ arms:
     srv = Server(config)
     try:
         summary = simulate_sync(cohort, srv.url, concurrency=4, chromium=CHROMIUM,
-                                progress=io.StringIO())
+                                progress=io.StringIO(), admin_token=ADMIN_TOKEN)
     finally:
         srv.stop()
     assert summary.ok, summary.problems

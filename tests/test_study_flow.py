@@ -21,15 +21,27 @@ ARMS = [{"name": "unassisted", "feedback": "none"},
         {"name": "feedback", "feedback": "submission"}]
 # what each participant does, by arm, in entry order within the arm
 SCRIPT = {"unassisted": ["no-consent", "valid", "invalid", "stop-phase1", "valid-excluded",
-                         "valid"],
+                         "valid", "valid-inattentive"],
           "feedback": ["valid", "stop-after-feedback", "stop-after-feedback", "invalid",
-                       "valid-excluded", "no-consent"]}
+                       "valid-excluded", "no-consent", "valid-one-slip"]}
+# three instructed-response items; the platform's rule: excluded after two failures
+CHECKS = [{"id": "read", "page": "instructions", "question": 'To show that you read this, '
+           'choose "Purple".', "options": ["Red", "Purple", "Green"], "answer": "Purple"},
+          {"id": "example", "page": "example", "question": 'Please choose "Seven" here.',
+           "options": ["Three", "Seven"], "answer": "Seven"},
+          {"id": "workload", "page": "tlx", "question": 'Choose "Never" for this question.',
+           "options": ["Always", "Never", "Sometimes"], "answer": "Never"}]
+RIGHT = {"attention_read": "Purple", "attention_example": "Seven", "attention_workload": "Never"}
+# the inattentive fail two (read, workload): excluded; one slip (example) is not enough
+WRONG_ANSWERS = {"valid-inattentive": {"attention_read": "Red", "attention_workload": "Always"},
+                 "valid-one-slip": {"attention_example": "Three"}}
 
 
 def play(p: Person, what: str) -> None:
     """One scripted participant, already entered."""
     if what == "no-consent":
         return
+    p.attention = {**RIGHT, **WRONG_ANSWERS.get(what, {})}
     p.walk("phase1")
     if what == "stop-phase1":
         return
@@ -49,13 +61,14 @@ def study(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("flow")
     (tmp / "exclusions.csv").write_text("id,reason\n")  # filled once the cohort has played
     cfg = study_config(tmp, arms=ARMS, instances=["blocksworld/p02"],
-                       platform={"study_id": "s1"}, enrolment={"cap": 12},
-                       exclusions="exclusions.csv")
+                       platform={"study_id": "s1"}, enrolment={"cap": 14},
+                       exclusions="exclusions.csv",
+                       attention={"checks": CHECKS, "reject_after": 2})
     server = Server(cfg, f"sqlite:///{tmp}/flow.sqlite", env=ENV)
     try:
         people: dict[str, list[Person]] = {"unassisted": [], "feedback": []}
         k = 0
-        while sum(map(len, people.values())) < 12:
+        while sum(map(len, people.values())) < 14:
             p = Person(server.url, f"flow-{k}")
             k += 1
             assert p.enter().status_code == 303
@@ -76,7 +89,7 @@ def test_the_platform_checks_and_a_full_or_closed_study(study):
     assert r.status_code == 403 and "for another study" in r.text
     r = httpx.get(f"{url}/?PROLIFIC_PID=flow-x&STUDY_ID=s1")
     assert r.status_code == 400 and "lacks your session id" in r.text
-    r = httpx.get(entry(url, "flow-newcomer"))  # the cap of 12 is reached
+    r = httpx.get(entry(url, "flow-newcomer"))  # the cap of 14 is reached
     assert r.status_code == 403 and "This study is full" in r.text
     assert people["unassisted"][3].enter().status_code == 303  # someone in (at phase 1) goes on
     closed = tmp / "closed.yaml"  # the same study, closed (a config field: a restart)
@@ -116,21 +129,39 @@ def test_the_flow_accounts_for_everyone_and_gives_both_rates(study):
     for arm, script in SCRIPT.items():  # each figure from the script alone
         consent = [w for w in script if w != "no-consent"]
         finished = [w for w in consent if w.startswith(("valid", "invalid"))]
-        kept = [w for w in consent if w != "valid-excluded"]
+        out_ = {"valid-excluded": "random answers",
+                "valid-inattentive": "failed 2 or more attention checks"}
+        kept = [w for w in consent if w not in out_]
         got = flow[arm]
         assert (got["entered"], got["consented"]) == (len(script), len(consent))
         assert got["submitted"] == sum(w != "stop-phase1" for w in consent)
         assert got["reached_phase2"] == got["submitted"] and got["finished"] == len(finished)
-        assert (got["excluded"], got["excluded_reasons"]) == (1, "random answers: 1")
-        analysed = [w for w in finished if w != "valid-excluded"]
+        reasons = sorted(out_[w] for w in consent if w in out_)
+        assert got["excluded"] == len(reasons)
+        assert got["excluded_reasons"] == "; ".join(f"{r}: {reasons.count(r)}"
+                                                    for r in sorted(set(reasons)))
+        analysed = [w for w in finished if w not in out_]
         assert got["analysed"] == len(analysed)
-        assert got["valid_completers"] == sum(w == "valid" for w in analysed)
-        assert (got["valid_itt"], got["itt_n"]) == (sum(w == "valid" for w in kept), len(kept))
+        assert got["valid_completers"] == sum(w.startswith("valid") for w in analysed)
+        assert (got["valid_itt"], got["itt_n"]) == (sum(w.startswith("valid") for w in kept),
+                                                   len(kept))
         assert got["itt_lo"] <= got["itt_share"] <= got["itt_hi"]
+    # each participant's attention checks, counted from the script (never shown to them)
+    rows = pl.read_parquet(shard)
+    for arm, ps in people.items():
+        for p, what in zip(ps, SCRIPT[arm], strict=True):
+            who = record_of(_server, p.pid)["participant"]
+            row = rows.filter(pl.col("participant") == who).row(0, named=True)
+            if what == "no-consent":
+                assert row["attention_checks"] is None
+                continue
+            answered = 2 if what.startswith("stop") else 3  # the TLX page's not reached
+            failed = len(WRONG_ANSWERS.get(what, {}))
+            assert (row["attention_checks"], row["attention_failed"]) == (answered, failed)
     # the feedback arm's two who stopped after being told: their verdicts kept, not dropped
     rows = pl.read_parquet(shard)
     stopped = rows.filter((pl.col("method") == "feedback") & pl.col("submitted")
                           & ~pl.col("finished"))
     assert stopped.height == 2 and stopped["submitted_valid"].to_list() == [False, False]
-    # and the completers' rate flatters that arm: 1 of 2 against 1 of 4 by intention to treat
-    assert flow["feedback"]["completers_share"] == 0.5 and flow["feedback"]["itt_share"] == 0.25
+    # and the completers' rate flatters that arm: 2 of 3 against 2 of 5 by intention to treat
+    assert flow["feedback"]["completers_share"] == 2 / 3 and flow["feedback"]["itt_share"] == 0.4

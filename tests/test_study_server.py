@@ -125,6 +125,7 @@ class Person:
         self.tok = self.step = self.html = None
         self.acked: list[tuple] = []
         self.plan: list[str] = []
+        self.attention: dict[str, str] = {}  # the answers to a study's attention checks
 
     def enter(self) -> httpx.Response:
         r = self.http.get(entry(self.url, self.pid))
@@ -160,7 +161,7 @@ class Person:
         self.show()
         if self.step == "phase2" and not self.plan:
             assert self.add().status_code == 303
-        r = self.post(FORM.get(self.step, {}))
+        r = self.post({**FORM.get(self.step, {}), **self.attention})
         assert r.status_code == 303, r.text
 
     def walk(self, to: str = "done") -> Person:
@@ -221,6 +222,10 @@ BAD = [  # (sections laid over the good config, the line's text and occurrence, 
                  id="unknown-domain"),
     pytest.param(dict(instances=["blocksworld/p02", "blocksworld/p99"]), "- blocksworld/p99", 0,
                  "instances[1]", id="unknown-task"),
+    pytest.param(dict(attention={"checks": [{"id": "a", "page": "tlx", "question": 'Pick "B".',
+                                             "options": ["A", "B"], "answer": "C"}]}),
+                 "answer: C", 0, "attention.checks[0].answer: 'C' is not one of its options",
+                 id="attention-answer"),
 ]
 
 
@@ -601,6 +606,34 @@ def test_admin_view_and_status(server, other, home):
     out = subprocess.run([*status, "--json"], capture_output=True, text=True)
     assert {r["arm"]: (r["enrolled"], r["finished"]) for r in json.loads(out.stdout)} == table
 
+
+
+def test_no_page_names_the_arm_and_only_researchers_learn_it(server):
+    """A participant reading any page's source cannot learn their arm; the simulator asks
+    /admin/whois, which answers the researchers' token alone."""
+    seen: dict[str, str] = {}
+    for n in range(4):  # both arms, every page of each
+        p = Person(server.url, f"whois-{n}")
+        assert p.enter().status_code == 303
+        pages = []
+        while p.step != "done":
+            pages.append(p.show())
+            p.forward()
+        pages.append(p.show())
+        who = httpx.get(f"{server.url}/admin/whois", params={"participant": p.pid},
+                        headers={"Authorization": f"Bearer {ADMIN}"})
+        assert who.status_code == 200, who.text
+        seen[p.pid] = who.json()["arm"]
+        for html in pages:
+            assert "data-arm" not in html and "unassisted" not in html and '"suggested"' not in html
+    assert set(seen.values()) == {"unassisted", "suggested"}
+    url = f"{server.url}/admin/whois"
+    assert httpx.get(url, params={"participant": "whois-0"}).status_code == 403
+    assert httpx.get(url, params={"participant": "whois-0"},
+                     headers={"Authorization": "Bearer wrong"}).status_code == 403
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+    assert httpx.get(url, params={"participant": "no one/../x"}, headers=auth).status_code == 400
+    assert httpx.get(url, params={"participant": "never-entered"}, headers=auth).status_code == 404
 
 # -- 9. migrations --------------------------------------------------------------------------
 

@@ -23,18 +23,22 @@ from planaudit.config import ConfigError
 from planaudit.simulated import simulate_arguments as add_arguments
 from planaudit.simulated.cohort import TLX_PAIRS, instance_tag, load_cohort
 from planaudit.simulated.simulate import main, simulate_sync
-from planaudit.study.settings import SIMULATED_PREFIX, load_study
+from planaudit.study.settings import ADMIN_ENV, SIMULATED_PREFIX, load_study
 from planaudit.study.store import Store, ledger
-from tests.study_server import CHROMIUM, Server, free_port, needs_chromium, study_config
+from tests.study_server import ADMIN_TOKEN, CHROMIUM, Server, free_port, needs_chromium, study_config
 
 P02, P03 = "blocksworld/p02", "blocksworld/p03"
 TLX = ("mental", "physical", "temporal", "performance", "effort", "frustration")
+CHECKS = [{"id": "read", "page": "instructions", "question": 'Please choose "Orange".',
+           "options": ["Blue", "Orange"], "answer": "Orange"},
+          {"id": "scale", "page": "tlx", "question": "Choose “Never” here.",
+           "options": ["Often", "Never"], "answer": "Never"}]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[Server, Store, str]]:
     tmp = tmp_path_factory.mktemp("simulate")
-    config = study_config(tmp)
+    config = study_config(tmp, attention={"checks": CHECKS})
     srv = Server(config)
     study = load_study(config)
     store = Store(study.database_url())
@@ -52,7 +56,7 @@ def cohort_file(tmp: Path, text: str) -> Path:
 def run(path: Path, url: str, concurrency: int = 2):
     progress = io.StringIO()
     summary = simulate_sync(load_cohort(path), url, concurrency=concurrency, chromium=CHROMIUM,
-                            progress=progress)
+                            progress=progress, admin_token=ADMIN_TOKEN)
     return summary, progress.getvalue()
 
 
@@ -92,6 +96,7 @@ SIX = """
                             "(pick-up a)", "(stack a b)"]
           blocksworld/p03: ["(unstack a b)", "(put-down a)", "(unstack b c)", "(stack b a)"]
         tlx: [55, 10, 40, 30, 60, 20]
+        attention: {read: Blue}
       - id: six-s1
         arm: suggested
         text: {blocksworld/p02: "six-s1: on p02", blocksworld/p03: "six-s1: on p03"}
@@ -169,6 +174,10 @@ def test_six_of_two_arms_run_to_completion(served, tmp_path):
         assert tlx["ratings"] == dict(zip(TLX, s.tlx, strict=True))
         pairs = s.tlx_pairs if s.tlx_pairs is not None else tuple(a for a, _ in TLX_PAIRS)
         assert tlx["pairs"] == {f"{a}/{b}": p for (a, b), p in zip(TLX_PAIRS, pairs, strict=False)}
+        # attention checks: the script's choice, else what the question quotes
+        assert r["answers"]["instructions"]["attention"] == {"read": s.attention.get("read",
+                                                                                     "Orange")}
+        assert tlx["attention"] == {"scale": "Never"}
         if o.arm == "suggested":
             assert r["answers"]["suggestion"] == {"correct": s.suggestion_correct}
         else:
@@ -257,7 +266,8 @@ def test_faults_reload_abandon_and_submit_twice(served, tmp_path):
 
 
 @needs_chromium
-def test_no_script_left_for_an_arm_abandons_and_fails(served, tmp_path, capsys):
+def test_no_script_left_for_an_arm_abandons_and_fails(served, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ADMIN_ENV, ADMIN_TOKEN)
     srv = served[0]
     path = cohort_file(tmp_path, """
         format: 1

@@ -249,6 +249,8 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
         # the exclusion list, and the verdict of the last plan submitted, finished or not
         "consented": bool(rec.get("consented", rec.get("consent_at") is not None)),
         "excluded": rec.get("excluded"),
+        "attention_checks": (rec.get("attention") or {}).get("checks"),
+        "attention_failed": (rec.get("attention") or {}).get("failed"),
         **_submitted(inst, events),
     }
     phase2 = answers.get("phase2") or {}

@@ -32,6 +32,9 @@ participants:                  # required: the scripts, in the order they are ha
                                #   order (mental/physical, mental/temporal, ..., effort/
                                #   frustration), each one of its pair; default the first
                                #   of each pair; [] answers none (the page allows it)
+    attention: {read: Red}     # optional: the option chosen on an attention check, by the
+                               #   check's id; a check not named here is answered as its
+                               #   question instructs (the option it quotes)
     faults:                    # optional, any of:
       - {reload: phase2}       # reload the page on reaching it, then go on (phase 2 also
       - {reload: phase2, after: 3}   #   after its 3rd edit: the plan so far must survive)
@@ -93,6 +96,7 @@ _PARAM = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ACTION = re.compile(r"^\(\S.*\)$")
 _TOP = ("format", "label", "url_parameters", "instances", "participants")
 _SCRIPT = ("id", "arm", "accepts", "text", "plan", "suggestion_correct", "tlx", "tlx_pairs",
+           "attention",
            "faults")
 _TLX_RULE = ("6 values 0..100 in steps of 5 (mental, physical, temporal, performance, "
              "effort, frustration)")
@@ -154,6 +158,7 @@ class Script:
     tlx_pairs: tuple[str, ...] | None  # None: the first of each pair
     faults: tuple[Fault, ...] = ()
     line: int = 0
+    attention: Mapping[str, str] = field(default_factory=dict)  # check id -> option chosen
 
     def admits(self, arm: str) -> bool:
         return self.arms is None or arm in self.arms
@@ -373,13 +378,18 @@ def _script(r: Reader, s, where: list, instances: list[str]) -> Script:
             if pick not in pair:
                 r.fail([*where, "tlx_pairs", i], f"'{pick}' is not one of {pair[0]}/{pair[1]}")
         pairs = tuple(v)
+    attention = s.get("attention") or {}
+    if not isinstance(attention, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in attention.items()):
+        r.fail([*where, "attention"], "a mapping of attention checks' ids to the option chosen")
     for i, f in enumerate(faults):
         for key, edits in plan.items() if f.after is not None else ():
             if f.after > len(edits):
                 on = f" on {key}" if key != ANY else ""
                 r.fail([*where, "faults", i, "after"], f"reload after edit {f.after}, but the "
                        f"plan{on} has {len(edits)} edit(s)")
-    return Script(sid, arms, text, plan, correct, tlx, pairs, faults, r.line(where))
+    return Script(sid, arms, text, plan, correct, tlx, pairs, faults, r.line(where),
+                  dict(attention))
 
 
 def _per_instance(r: Reader, value, where: list, instances: list[str], read) -> dict:
@@ -498,6 +508,8 @@ def dump_script(s: Script) -> dict:
         out["tlx"] = list(s.tlx)
     if s.tlx_pairs is not None:
         out["tlx_pairs"] = list(s.tlx_pairs)
+    if s.attention:
+        out["attention"] = dict(s.attention)
     if s.faults:
         out["faults"] = [{f.kind: f.page, **({"after": f.after} if f.after is not None else {})}
                          for f in s.faults]

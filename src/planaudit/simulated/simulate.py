@@ -5,9 +5,11 @@ running study server, every participant a fresh window of one headless Chromium
 Participant k (1..the number of scripts) enters at
 `URL?<participant>=SIMULATED-<k:04d>-<6 hex>&<study>=SIMULATED&<session>=...`: the
 `SIMULATED-` prefix marks a simulated participant in the ledger (the export tells them
-from people by it). On the consent page it reads the arm the server assigned
-(`<body data-arm>`) and the instance's tag (`<body data-instance>`), takes the first
-unused script that admits the arm, and does what it says: the consent box, the
+from people by it). On the consent page it asks the researchers' view which arm the
+server assigned it (`/admin/whois`, with the researchers' token from
+$PLANAUDIT_STUDY_ADMIN_TOKEN: no page names an arm, so that no person can read theirs in
+the source), reads the instance's tag (`<body data-instance>`), takes the first unused
+script that admits the arm, and does what it says: the consent box, the
 instructions and the example, the phase-1 text typed into the box, the phase-2 plan
 built from the page's action list with its add, undo, up, down and remove buttons and
 submitted (where the arm tells the verdict on submission and the plan is wrong, the plan
@@ -46,7 +48,7 @@ from planaudit.simulated.cohort import (
     apply_edits,
     load_cohort,
 )
-from planaudit.study.settings import SIMULATED_PREFIX
+from planaudit.study.settings import ADMIN_ENV, SIMULATED_PREFIX
 from planaudit.study.tlx import KEYS as TLX_KEYS
 
 # as the browser tests launch it: no sandbox (containers), no network of its own
@@ -136,8 +138,9 @@ class Run:
     """One cohort against one server."""
 
     def __init__(self, cohort: Cohort, url: str, concurrency: int, timeout_ms: int,
-                 progress=sys.stderr):
+                 progress=sys.stderr, admin_token: str = ""):
         self.cohort, self.url, self.timeout = cohort, url, timeout_ms
+        self.admin_token = admin_token
         self.concurrency = max(1, concurrency)
         self.used: set[int] = set()
         self.summary = Summary(str(cohort.path), url, cohort.label)
@@ -213,6 +216,18 @@ class Run:
                 pass
         return out
 
+    async def whois(self, page, platform_id: str) -> str:
+        """The arm the server gave `platform_id`, from the researchers' view."""
+        parts = urlsplit(self.url)
+        r = await page.context.request.get(
+            urlunsplit((parts.scheme, parts.netloc, "/admin/whois", "", "")),
+            params={"participant": platform_id},
+            headers={"Authorization": f"Bearer {self.admin_token}"})
+        if r.status != 200:
+            raise Surprise("consent", f"the researchers' view does not say the arm "
+                                      f"(/admin/whois: {r.status} {(await r.text())[:200]})")
+        return (await r.json())["arm"]
+
     async def walk(self, page, out: Outcome) -> None:
         c = self.cohort
         url = entry_url(self.url, c.params, out.platform_id,
@@ -222,11 +237,8 @@ class Run:
         if name != "consent":
             raise Surprise("entry", f"the entry link led to {await _describe(page, response)}, "
                                     "not the consent page")
-        body = page.locator("body")
-        out.arm = await body.get_attribute("data-arm") or None
-        out.instance_tag = await body.get_attribute("data-instance") or None
-        if out.arm is None:
-            raise Surprise("consent", "the page names no arm (<body data-arm>)")
+        out.arm = await self.whois(page, out.platform_id)
+        out.instance_tag = await page.locator("body").get_attribute("data-instance") or None
         out.page = "consent"
         script = self.take(out.arm)
         if script is None:
@@ -253,6 +265,8 @@ class Run:
             if twice:
                 out.faults.append(f"submit_twice:{name}")
             await self.expect(page, name)
+            if name in ("instructions", "example", "tlx"):
+                await self.attention(page, script, name)
             if name == "consent":
                 await page.get_by_label("I agree to take part").check()
                 await self.send(page, _button(page, "Continue"), twice, name)
@@ -287,6 +301,26 @@ class Run:
         await self.expect(page, "done")
         out.code = (await page.locator("#code").inner_text()).strip()
         out.status, out.page, out.scripted = "finished", None, True
+
+    async def attention(self, page, script: Script, name: str) -> None:
+        """Answer the page's attention checks: the script's choice by the check's id, else
+        as the question instructs (the one option it quotes, as a reader would)."""
+        for box in await page.locator("fieldset.attention").all():
+            check = (await box.get_attribute("id") or "").removeprefix("attention-")
+            question = await box.locator("legend").inner_text()
+            options = [o.strip() for o in await box.locator("label").all_inner_texts()]
+            choice = script.attention.get(check)
+            if choice is None:
+                quoted = [o for o in options if f'"{o}"' in question or f"'{o}'" in question
+                          or f"“{o}”" in question]
+                if len(quoted) != 1:
+                    raise Surprise(name, f"attention check {check}: the question quotes no single "
+                                         f"option, and script {script.id} gives no answer")
+                choice = quoted[0]
+            if choice not in options:
+                raise Surprise(name, f"attention check {check}: '{choice}' is not one of "
+                                     f"{', '.join(options)}")
+            await box.get_by_label(choice, exact=True).check()
 
     async def expect(self, page, name: str) -> None:
         """The page is `name`'s, whole, with no error shown."""
@@ -394,11 +428,12 @@ def _first_line(e: BaseException) -> str:
 
 async def simulate(cohort: Cohort, url: str, concurrency: int = 4, chromium: str | None = None,
                    out: str | Path | None = None, timeout_ms: int = WAIT_MS,
-                   progress=sys.stderr) -> Summary:
-    """Play `cohort` against the study at `url`; the summary (also written to `out`)."""
+                   progress=sys.stderr, admin_token: str | None = None) -> Summary:
+    """Play `cohort` against the study at `url`; the summary (also written to `out`).
+    `admin_token`: the server's researchers' token (default $PLANAUDIT_STUDY_ADMIN_TOKEN)."""
     from playwright.async_api import async_playwright
 
-    run = Run(cohort, url, concurrency, timeout_ms, progress)
+    run = Run(cohort, url, concurrency, timeout_ms, progress, admin_token_of(admin_token))
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=chromium_path(chromium),
                                            args=CHROMIUM_ARGS, headless=True)
@@ -415,9 +450,21 @@ async def simulate(cohort: Cohort, url: str, concurrency: int = 4, chromium: str
 
 def simulate_sync(cohort: Cohort, url: str, concurrency: int = 4, chromium: str | None = None,
                   out: str | Path | None = None, timeout_ms: int = WAIT_MS,
-                  progress=sys.stderr) -> Summary:
+                  progress=sys.stderr, admin_token: str | None = None) -> Summary:
     """`simulate`, for a caller with no event loop."""
-    return asyncio.run(simulate(cohort, url, concurrency, chromium, out, timeout_ms, progress))
+    return asyncio.run(simulate(cohort, url, concurrency, chromium, out, timeout_ms, progress,
+                                admin_token))
+
+
+def admin_token_of(given: str | None) -> str:
+    """The researchers' token the simulator asks the arms with; none is an input error,
+    raised before any participant enters."""
+    token = given if given is not None else os.environ.get(ADMIN_ENV, "")
+    if not token:
+        raise InputError(f"${ADMIN_ENV} is not set: simulated participants learn their arm "
+                         "from the researchers' view (/admin/whois), since no page names "
+                         "it; set it to the token the server was started with")
+    return token
 
 
 def main(args: argparse.Namespace) -> int:
@@ -429,6 +476,7 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(str(e)) from None
     if args.concurrency < 1:
         raise InputError(f"--concurrency {args.concurrency}: at least 1")
+    admin_token_of(None)
     browser = chromium_path(args.chromium)
     if not Path(browser).is_file():
         raise InputError(f"{browser}: no Chromium there (--chromium PATH or ${CHROMIUM_ENV})")

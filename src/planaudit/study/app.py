@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from planaudit.study.materials import Material, Materials
-from planaudit.study.settings import Study, instance_tag
+from planaudit.study.settings import ADMIN_ENV, Study, instance_tag
 from planaudit.study.store import (
     Edit,
     EnrolmentClosed,
@@ -37,7 +37,6 @@ from planaudit.study.store import (
 )
 from planaudit.study.tlx import PAIRS, SCALES, read_tlx
 
-ADMIN_ENV = "PLANAUDIT_STUDY_ADMIN_TOKEN"
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 MAX_BODY = 256 * 1024  # no page of the path posts more; a larger body is refused unread
 WHAT = {"participant": "participant id", "study": "study id", "session": "session id"}
@@ -344,11 +343,13 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         arm = study.arm(p.arm)
         sug = materials.suggestions.get(p.arm, {}).get(p.instance)
         order = pages(study, p.arm)
-        # the body carries the arm and an opaque tag of the instance (a simulator reads them)
+        # the body carries an opaque tag of the instance, never the arm (a participant who
+        # reads the page's source must not learn their arm); the simulator asks /admin/whois
         ctx: dict = {"arm": arm, "material": m, "suggestion": sug,
                      "instance_tag": instance_tag(p.instance)}
         if name != order[-1]:  # the completion page is no step
             ctx.update(progress=order.index(name), steps=len(order) - 1)
+        ctx["checks"] = study.checks_on(name)
         if name == "consent":
             ctx["consent"] = consent
         elif name in ("instructions", "example"):
@@ -388,7 +389,9 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                                  consent_hash=study.consent_hash)
             return step
         if name in ("instructions", "example"):
-            return store.post(p.id, name, order, key, "submit", advance=True)[0]
+            said = attention(name, data)
+            return store.post(p.id, name, order, key, "submit", advance=True,
+                              answer={"attention": said} if said else None)[0]
         if name == "phase1":
             # a form posts a line break as CRLF; the textarea's maxlength (and a draft) count one
             text = str(data.get("text") or "").replace("\r\n", "\n")
@@ -412,8 +415,22 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                 answer = read_tlx(data, study.tlx_pairwise)
             except ValueError as e:
                 raise BadInput(str(e)) from None
+            said = attention(name, data)
+            if said:
+                answer["attention"] = said
             return store.post(p.id, name, order, key, "submit", answer=answer, advance=True)[0]
         raise BadInput("This page takes no answer.")
+
+    def attention(name: str, data: dict) -> dict[str, str]:
+        """The page's attention checks as answered (kept, right or wrong: a participant is
+        never told; the export counts the failures); each must be answered."""
+        said = {}
+        for c in study.checks_on(name):
+            choice = data.get(f"attention_{c.id}")
+            if choice not in c.options:
+                raise BadInput("Please answer every question on this page.")
+            said[c.id] = choice
+        return said
 
     def phase2(p: Participant, m: Material, key: str, data: dict, order: list[str]) -> str:
         arm = study.arm(p.arm)
@@ -490,6 +507,22 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         return Response(await run_in_threadpool(dump), media_type="application/x-ndjson",
                         headers={"Content-Disposition":
                                  f'attachment; filename="{study.name}-records.jsonl"'})
+
+    @app.get("/admin/whois")
+    async def _whois(request: Request):
+        """The arm and instance a platform id was given: for the researchers' own simulated
+        participants, which must pick a script for their arm and may not read it in a page."""
+        if not _admin_ok(request):
+            return _denied(request)
+        value = request.query_params.get("participant", "")
+        if not PLATFORM_ID.match(value):
+            return JSONResponse({"error": "participant: not a platform id"}, status_code=400)
+        p = await run_in_threadpool(store.find_pseudonym, study.name, keyed_hash(secret, value))
+        if p is None:
+            return JSONResponse({"error": "no one entered with this platform id"},
+                                status_code=404)
+        return JSONResponse({"arm": p.arm, "instance": p.instance,
+                             "instance_tag": instance_tag(p.instance), "step": p.step})
 
     def _admin_token(request: Request) -> str:
         auth = request.headers.get("authorization", "")

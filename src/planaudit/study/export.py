@@ -91,6 +91,26 @@ def mark_exclusions(study, store, records: list[dict]) -> list[str]:
     return unknown
 
 
+def mark_attention(study, records: list[dict]) -> None:
+    """Count each record's attention checks answered and failed (`attention`), and
+    exclude, with the rule as its reason, whoever failed `reject_after` of them and is not
+    excluded already (the platform's rule: reject only after two failures)."""
+    checks, reject_after = study.attention
+    if not checks:
+        return
+    for r in records:
+        if r.get("consented") is False:  # nothing of theirs is kept
+            continue
+        answers = r.get("answers") or {}
+        said = {k: v for c in checks
+                for k, v in ((answers.get(c.page) or {}).get("attention") or {}).items()
+                if k == c.id}
+        failed = sorted(c.id for c in checks if c.id in said and said[c.id] != c.answer)
+        r["attention"] = {"checks": len(said), "failed": len(failed), "failed_ids": failed}
+        if len(failed) >= reject_after and not r.get("excluded"):
+            r["excluded"] = f"failed {reject_after} or more attention checks"
+
+
 def allocation_csv(study, records: list[dict]) -> str:
     """Every place of every stratum's allocation sequence drawn so far (the seed gives it:
     `study/allocation.py`), through the end of its block, with the participant who took it
@@ -138,6 +158,7 @@ def export(study, materials, store, out: Path) -> dict:
                     "model": v["model"], "method": v["method"]} for k, v in sug.items()}}
     records = [consented_only(r) for r in store.records(study.name)]
     unknown = mark_exclusions(study, store, records)
+    mark_attention(study, records)
     sims = simulated(store, study.name)
     meta = {"format": 1, "study": study.name, "exported_at": datetime.now(UTC).isoformat(),
             "code_version": __version__, "design": design(study, materials),

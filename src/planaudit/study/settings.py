@@ -14,6 +14,7 @@ from planaudit.study.allocation import Assignment
 SCHEMA = Path(__file__).with_name("schema.yaml")
 DEFAULT_CONSENT = Path(__file__).with_name("texts") / "consent.md"
 FEEDBACK = ("none", "submission", "step")
+ADMIN_ENV = "PLANAUDIT_STUDY_ADMIN_TOKEN"  # the researchers' token: the server's environment
 SIMULATED_PREFIX = "SIMULATED-"  # platform ids of simulated participants: export tells them apart
 
 
@@ -39,6 +40,17 @@ class Arm:
     feedback: str = "none"
     show_state: bool = False
     suggestion: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class AttentionCheck:
+    """An instructed-response item: the question names the option to choose."""
+
+    id: str
+    page: str
+    question: str
+    options: tuple[str, ...]
+    answer: str
 
 
 @dataclass(frozen=True)
@@ -93,6 +105,17 @@ class Study:
         """The exclusion list's file, relative to the config."""
         given = self.raw.get("exclusions")
         return None if not given else (self.source.parent / given).resolve()
+
+    @property
+    def attention(self) -> tuple[tuple[AttentionCheck, ...], int]:
+        """The attention checks, and how many failures exclude (the platform's rule: 2)."""
+        given = self.raw.get("attention") or {}
+        checks = tuple(AttentionCheck(c["id"], c["page"], c["question"], tuple(c["options"]),
+                                      c["answer"]) for c in given.get("checks") or ())
+        return checks, int(given.get("reject_after", 2))
+
+    def checks_on(self, page: str) -> tuple[AttentionCheck, ...]:
+        return tuple(c for c in self.attention[0] if c.page == page)
 
     @property
     def allocation(self) -> Assignment:
@@ -156,6 +179,16 @@ def load_study(path: str | Path) -> Study:
                              s.get("label", "A plan suggested by an AI system. It is not perfect "
                                             "and can make mistakes."))
         arms.append(Arm(a["name"], a.get("feedback", "none"), bool(a.get("show_state", False)), sug))
+    seen_ids: set[str] = set()
+    for i, c in enumerate((data.get("attention") or {}).get("checks") or ()):
+        at = ["attention", "checks", i]
+        if c["id"] in seen_ids:
+            raise ConfigError(f"{_where(path, [*at, 'id'])}attention.checks[{i}].id: "
+                              f"'{c['id']}' names two checks")
+        seen_ids.add(c["id"])
+        if c["answer"] not in c["options"]:
+            raise ConfigError(f"{_where(path, [*at, 'answer'])}attention.checks[{i}].answer: "
+                              f"'{c['answer']}' is not one of its options")
     consent_file = Path(data["consent"]) if "consent" in data else DEFAULT_CONSENT
     if not consent_file.is_file():
         raise ConfigError(f"{_where(path, ['consent'])}consent: no such file {consent_file}")
