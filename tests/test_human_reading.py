@@ -1,8 +1,9 @@
 """A participant's phase-1 text read as a model's reply is: a fenced block by the output
-contract, anything else by the strict reading of plans in words, on the task's own names
-(as written in the action list, or in words) or on PlanBench's words for a PlanBench
-instance; prose lines are skipped, a line that starts like an action but is not one makes
-the text unreadable."""
+contract, anything else line by line, first by the strict reading of plans in words, on
+the task's own names (as written in the action list, or in words) or on PlanBench's words
+for a PlanBench instance; prose lines are skipped; a text with no line read as a step is
+unreadable and says why (its first unreadable line). People's own phrasing, and lines
+marked one by one: tests/test_human_paraphrase.py."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ PLANBENCH = ROOT.parent / "shared" / "planbench" / "plan-bench"
     ("1. unstack c a\n2. put-down c\n3. pick up b",
      [("unstack", ("c", "a")), ("put-down", ("c",)), ("pick-up", ("b",))]),
     ("First I clear a.\nUnstack c from a.\nPut down c.", [("unstack", ("c", "a")), ("put-down", ("c",))]),
+    ("Pick up b and stack b on c.", [("pick-up", ("b",)), ("stack", ("b", "c"))]),
     ("Plan:\n```\n(unstack c a)\n(put-down c)\n```", [("unstack", ("c", "a")), ("put-down", ("c",))]),
 ])
 def test_plans_in_words_and_in_pddl_are_read(text, steps):
@@ -32,7 +34,8 @@ def test_plans_in_words_and_in_pddl_are_read(text, steps):
 
 @pytest.mark.parametrize("text, reason", [
     ("Move the blocks until the tower stands.", "no line reads as an action"),
-    ("Pick up b and stack b on c.", "line 1: 'Pick up b and stack b on c.' is not one action"),
+    ("Pick up b and c.", "line 1: 'Pick up b and c.' (at 'c') names objects but no action"),
+    ("Stack b on c on a.", "line 1: 'Stack b on c on a.' is not one action"),
     ("stack a a", "is not one action"),  # the same object twice
     ("", "no text"),
 ])
