@@ -10,7 +10,8 @@ decides the rows, so the workflow can judge it again when new records arrive.
 
 The phase-2 plan is validated by `formal/` (VAL's verdict beside it where VAL is
 installed), its outcome named as an offline answer's is; the phase-1 text is read as a
-model's reply (`human.reading`) and judged the same way; a suggestion arm's plan is
+model's reply is, in the words people use (`human.reading`), and judged the same way on
+the steps read, its unreadable lines counted; a suggestion arm's plan is
 compared with the suggestion step by step. A participant who did not finish gets the
 outcome `error` (kept apart from every rate, as an unreachable model is) and says where
 they stopped."""
@@ -169,9 +170,10 @@ def _last(events: list[dict], page: str, kind: str) -> datetime | None:
                  if e["page"] == page and e["kind"] == kind), None)
 
 
-def _verdict_columns(v: Verdict | None, optimal_length: int | None) -> dict:
+def _verdict_columns(v: Verdict | None, optimal_length: int | None, solvable: bool = True) -> dict:
     failure = v.failure if v is not None else None
-    outcome = offline_outcome(True, "plan", failure.kind if failure else None) if v else "malformed"
+    outcome = (offline_outcome(solvable, "plan", failure.kind if failure else None) if v
+               else "malformed")
     success = outcome == "success"
     return {
         "outcome": outcome, "success": success,
@@ -190,8 +192,11 @@ def _verdict_columns(v: Verdict | None, optimal_length: int | None) -> dict:
 
 def _phase1(text: str | None, inst: Instance, plan: list[Step] | None) -> dict:
     reading = read_text(text, inst.problem, inst.planbench)
+    # the plan is the steps read; a line that gave none is counted, for a human coder
     out = {"text_reader": reading.reader, "text_outcome": "malformed", "text_length": None,
-           "text_failure_step": None, "text_detail": reading.reason, "text_agrees": None}
+           "text_failure_step": None, "text_detail": reading.reason, "text_agrees": None,
+           "text_unreadable_lines": (len(reading.unreadable) if reading.reader == "words"
+                                     else None)}
     if reading.kind != "plan":
         if reading.kind == "unsolvable":
             out["text_detail"] = "the text says the task is unsolvable"
@@ -249,14 +254,24 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
         # the exclusion list, and the verdict of the last plan submitted, finished or not
         "consented": bool(rec.get("consented", rec.get("consent_at") is not None)),
         "excluded": rec.get("excluded"),
+        # how phase 2 offered actions (an export from before the choice had the full list)
+        "picker": (meta.get("design") or {}).get("picker", "list"),
         "attention_checks": (rec.get("attention") or {}).get("checks"),
         "attention_failed": (rec.get("attention") or {}).get("failed"),
         **_submitted(inst, events),
     }
     phase2 = answers.get("phase2") or {}
     plan = list(phase2.get("plan") or []) if phase2.get("submitted") else None
+    declared = plan is not None and bool(phase2.get("unsolvable"))  # "cannot be done"
+    if declared:
+        plan = None
     steps, bad = steps_of(plan) if plan is not None else ([], None)
-    if not finished or plan is None:
+    if finished and declared:  # judged as a model's UNSOLVABLE is (episode.offline_outcome)
+        outcome = offline_outcome(row["solvable"], "unsolvable", None)
+        row.update(_verdict_columns(None, optimal_length), outcome=outcome, success=False,
+                   detected=outcome == "detected", plan_length=None)
+        row["val_valid"] = row["val_detail"] = None
+    elif not finished or plan is None:
         row.update(_verdict_columns(None, optimal_length), outcome="error", success=False,
                    executable=None, plan_length=None, optimal=None,
                    error=f"did not finish: stopped at {rec.get('step')}")
@@ -268,7 +283,8 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
                    first_failure_detail=f"step {bad} is not an action")
         row["val_valid"] = row["val_detail"] = None
     else:
-        row.update(_verdict_columns(validate(inst.problem, steps), optimal_length))
+        row.update(_verdict_columns(validate(inst.problem, steps), optimal_length,
+                                    row["solvable"]))
         row["val_valid"], row["val_detail"] = _val(inst, steps)
     row.update(_phase1((answers.get("phase1") or {}).get("text"), inst,
                        steps if plan is not None and bad is None else None))
@@ -287,6 +303,8 @@ def _submitted(inst: Instance, events: list[dict]) -> dict:
             ("submit", "feedback") and isinstance(e.get("data"), dict)]
     if not sent:
         return {"submitted": False, "submitted_valid": None}
+    if sent[-1]["data"].get("unsolvable"):  # "cannot be done": right when it cannot
+        return {"submitted": True, "submitted_valid": not inst.truth.get("solvable")}
     steps, bad = steps_of(list(sent[-1]["data"].get("plan") or []))
     valid = False if bad is not None else validate(inst.problem, steps).valid
     return {"submitted": True, "submitted_valid": valid}
