@@ -10,28 +10,33 @@ action's own name, with its parameters in order ("unstack {0} {1}"), is a patter
 
 How a line is read (`LineReader.read`), so that a reading is never a guess:
 
-- Numbering and bullets (`1.`, `2)`, `-`, `*`, `Step 3:`), markdown, case and trailing
-  punctuation are dropped, then leading fillers (`then`, `next`, `finally`, `and`,
-  `ok so`, `first I will`, ...).
-- The strict reading of plans in words (`planbench.dialects`) is tried first, so a line a
-  model's reply would be read from reads the same here; then the patterns, on the whole
-  line: articles are optional anywhere, an object may carry its type's noun ("block c",
-  "the red block", "the red one"), and a pattern's word of four letters or more (the
-  verb, "table", "onto") matches a word one letter off (Damerau-Levenshtein distance 1:
-  "unstak", "pikc"; not a word that is itself an object or a pattern's word). Among the
-  patterns that match, the longest (most words) wins, so "put {0} on the table" beats
-  "put {0} on {1}"; two readings of the same length that differ make the line ambiguous,
-  hence unreadable. An object must fit its parameter's type, and a step names each
-  object once.
+- Numbering and bullets (`1.`, `2)`, `a)`, `-`, `*`, `Step 3:`), markdown, case and
+  trailing punctuation are dropped, then leading fillers (`then`, `next`, `finally`,
+  `and`, `ok so`, `first I will`, ...).
+- A line with several clauses (split at ";", ". ", ",", "and", "then", "->") is read
+  clause by clause ("take c off a, then put it down": two steps), before the whole line
+  is: the strict reading would take "unstack c from a and put it down" for one step. The
+  line reads when every clause is a step or prose; one clause that starts like an action
+  and is no step, or names objects alone after a step ("pick up b and c"), makes the
+  whole line unreadable: it yields no step.
+- A clause is read by the strict reading of plans in words (`planbench.dialects`) first,
+  so what a model's reply would be read as reads the same here; then by the patterns, on
+  the whole clause: articles are optional anywhere, an object may carry its type's noun
+  ("block c", "the red block", "the red one"), and a pattern's word of four letters or
+  more (the verb, "table", "onto") matches a word one letter off (Damerau-Levenshtein
+  distance 1: "unstak", "pikc"; not a word that is itself an object or a pattern's word;
+  "put" has three letters: not tolerated). Among the patterns that match, the longest
+  (most words) wins, so "put {0} on the table" beats "put {0} on {1}"; two readings of
+  that length that differ make the line ambiguous, hence unreadable, never guessed. An
+  object must fit its parameter's type, and a step names each object once.
 - "it" (also "that", "this one") as the first parameter is the first fitting object of
   the latest step read since the last unreadable line ("unstack c from a, then put it
   down"); with no such step the line is unreadable.
-- Trailing commentary after "so", "to", "because", "(", ... is dropped when the rest
-  reads as a step and the commentary does not itself start with an action word.
-- A line that does not read whole is split into clauses at ";", ". ", ",", "and",
-  "then"; it reads when every clause is a step or prose. A clause that starts with an
-  action word (or a generic move such as "move") but is no step, or names objects alone
-  ("pick up b and c"), makes the whole line unreadable: it yields no step.
+- Trailing commentary after "so", "to", "because", "(", " - " ... is dropped when the
+  rest reads as a step and the commentary does not itself start like an action.
+- A clause that starts with a pattern's verb (or one letter off it), or with a generic
+  move ("move", "get") and names an object, but reads as no step, is unreadable; so is a
+  line that is a move without its verb ("c on the table").
 - Anything else is prose ("First I clear a.").
 """
 
@@ -52,7 +57,8 @@ from planaudit.planbench.dialects import Unreadable
 
 Step = tuple[str, tuple[str, ...]]
 ARTICLES = frozenset({"the", "a", "an"})
-# leading words people put before a step; stripped (never when the word names an object)
+# leading words people put before a step; stripped (never when the word names an object
+# or starts a pattern: "start" is a verb in loadbalancing)
 FILLERS = frozenset({
     "ok", "okay", "so", "first", "firstly", "then", "next", "afterwards", "finally", "lastly",
     "last", "and", "now", "i", "we", "you", "i'll", "we'll", "will", "would", "should", "can",
