@@ -648,9 +648,9 @@ def test_migrations_match_metadata_and_rerun_is_a_no_op(home, engine):
 
     try:
         store.migrate()
-        assert state() == ([], ["0003"])
+        assert state() == ([], ["0004"])
         kept = store.open_study("teststudy")
         store.migrate()
-        assert state() == ([], ["0003"]) and store.open_study("teststudy") == kept
+        assert state() == ([], ["0004"]) and store.open_study("teststudy") == kept
     finally:
         store.close()

@@ -8,7 +8,14 @@ advances (one transaction per post, committed before the response); assignment i
 transaction that holds the study's lock (`BEGIN IMMEDIATE` on SQLite, an advisory lock on
 PostgreSQL), so no two starts read the same counts; a post's idempotency key stored with
 its event under a unique constraint, so a double submit stores once; the platform id kept
-only in `ledger`, every other table holding its keyed hash."""
+only in `ledger`, every other table holding its keyed hash.
+
+What a launch asks of it (200 people entering in the same second, issue 48): the lock is
+held as briefly as it can be. The counts assignment reads are kept in `allocation_counts`
+(a few rows read by primary key, not a count of every participant), the sequence's place
+is found without walking the sequence (`allocation.py`), and the entries waiting for the
+lock are enrolled together, in one transaction (`Enrolments`: a group commit), so a
+burst takes the lock and commits a few times, not once per person."""
 
 from __future__ import annotations
 
@@ -20,8 +27,8 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -38,6 +45,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     and_,
+    bindparam,
     create_engine,
     event,
     func,
@@ -119,6 +127,17 @@ bonuses = Table(
 )
 
 
+allocation_counts = Table(
+    "allocation_counts", metadata,  # people per (arm, instance), kept by enrol (migration 0004)
+    Column("study", String(64), ForeignKey("studies.name"), primary_key=True),
+    Column("arm", String(64), primary_key=True),
+    Column("instance", String(128), primary_key=True),
+    Column("n", Integer, nullable=False),
+)
+
+ENROL_BATCH = 100  # entries enrolled in one transaction at most (the lock's longest hold)
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -169,6 +188,72 @@ class Owed:
     phase2: dict | None
 
 
+@dataclass(eq=False)
+class _Entry:
+    """One call of `Store.enrol` waiting for its batch: what it asks, and what it gets."""
+
+    pseudonym: str
+    platform: dict
+    arms: list[str]
+    instances: list[str]
+    assignment: Assignment
+    first_step: str
+    cap: int | None
+    closed: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    lead: bool = False  # woken to enrol the next batch, not with its own outcome
+    outcome: tuple[Participant, bool] | BaseException | None = None
+
+    def result(self) -> tuple[Participant, bool]:
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        assert self.outcome is not None, "an entry woken without its outcome"
+        return self.outcome
+
+
+class Enrolments:
+    """A study's entries, enrolled in batches (a group commit): the first caller to find no
+    batch running enrols everything queued, in one transaction under the study's lock; the
+    callers that queue meanwhile wait, and the first of them leads the next batch. Under a
+    burst each transaction serves dozens of entries, so the lock is taken, the counts read
+    and the commit made once per batch rather than once per person (each hold of the lock
+    also waits for the threads it wakes, for the GIL, after every round trip). Each caller
+    returns only after its own batch has committed; alone, a caller is a batch of one."""
+
+    def __init__(self, enrol: Callable[[list[_Entry]], None]):
+        self._enrol = enrol
+        self._lock = threading.Lock()
+        self._queue: list[_Entry] = []
+        self._running = False
+
+    def __call__(self, entry: _Entry) -> tuple[Participant, bool]:
+        with self._lock:
+            self._queue.append(entry)
+            lead, self._running = not self._running, True
+        if not lead:
+            entry.done.wait()
+            if not entry.lead:
+                return entry.result()
+        with self._lock:
+            batch, self._queue = self._queue[:ENROL_BATCH], self._queue[ENROL_BATCH:]
+        try:
+            self._enrol(batch)
+        except BaseException as e:  # nothing of the batch was committed: each caller is told
+            for other in batch:
+                other.outcome = e
+        finally:
+            with self._lock:
+                if self._queue:
+                    self._queue[0].lead = True
+                else:
+                    self._running = False
+                following = self._queue[:1]
+            for other in [*batch, *following]:
+                if other is not entry:
+                    other.done.set()
+        return entry.result()
+
+
 def _participant(row) -> Participant:
     return Participant(row.id, row.study, row.pseudonym, row.arm, row.instance, row.step,
                        row.finished_at is not None)
@@ -212,6 +297,8 @@ class Store:
         # its writers queue on a lock here rather than on SQLite's busy timeout, which sleeps
         # and polls while the lock may already be free
         self.writing = threading.Lock() if self.sqlite else nullcontext()
+        self._enrolments: dict[str, Enrolments] = {}
+        self._counted = False  # allocation_counts seen (migration 0004); see _cells
         if self.sqlite:
             self.engine = _sqlite_engine(url, immediate=True)
             self.reader = _sqlite_engine(url, immediate=False)
@@ -306,50 +393,128 @@ class Store:
         least-filled instance (overall breaking ties); stratified by instance: the
         least-filled instance, then the next place of its sequence. Other ties go in the
         config's order. A newcomer to a `closed` study, or one past the `cap`, raises
-        EnrolmentClosed (someone already in goes on)."""
+        EnrolmentClosed (someone already in goes on). Entries arriving together are
+        enrolled together (`Enrolments`), each exactly as if alone, in the order they came."""
+        queue = self._enrolments.get(study) or self._enrolments.setdefault(  # atomic: one queue
+            study, Enrolments(lambda batch: self._enrol(study, batch)))
+        return queue(_Entry(pseudonym, platform, arms, instances, assignment, first_step, cap,
+                            closed))
+
+    def _enrol(self, study: str, batch: list[_Entry]) -> None:
+        """Enrol `batch` in one transaction holding the study's lock, then give each entry its
+        outcome. Should the batch fail as a whole (an integrity error, say), each entry is
+        tried alone, so one cannot take the others down with it."""
+        try:
+            outcomes = self._enrol_together(study, batch)
+        except Exception:
+            if len(batch) == 1:
+                raise
+            outcomes = []
+            for entry in batch:
+                try:
+                    outcomes += self._enrol_together(study, [entry])
+                except Exception as e:
+                    outcomes.append(e)
+        for entry, outcome in zip(batch, outcomes, strict=True):
+            entry.outcome = outcome
+
+    def _enrol_together(self, study: str, batch: list[_Entry]) -> list:
+        """One transaction for the batch; its outcomes, in its order, once committed."""
+        out: list[tuple[Participant, bool] | BaseException] = []
         with self.write(study) as conn:
-            row = conn.execute(select(participants).where(
-                participants.c.study == study, participants.c.pseudonym == pseudonym)).first()
-            if row is not None:
-                return _participant(row), False
-            if closed:
-                raise EnrolmentClosed(full=False)
-            counts = conn.execute(
-                select(participants.c.arm, participants.c.instance, func.count())
-                .where(participants.c.study == study)
-                .group_by(participants.c.arm, participants.c.instance)).all()
-            by_instance = {i: 0 for i in instances}
-            by_arm = {a: 0 for a in arms}
-            cell: dict[tuple[str, str], int] = {}
-            for arm, inst, n in counts:
-                by_instance[inst] = by_instance.get(inst, 0) + n
-                by_arm[arm] = by_arm.get(arm, 0) + n
-                cell[(arm, inst)] = n
-            if cap is not None and sum(by_arm.values()) >= cap:
-                raise EnrolmentClosed(full=True)
-            if assignment.strata == "instance":  # each instance's arms balanced
-                instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
-                place = by_instance[instance]
-                _, arm = assignment.place(instance, arms, place)
-            else:  # the arms balanced, and each arm's instances (never an arm tied to a task)
-                place = sum(by_arm.values())
-                _, arm = assignment.place(STUDY, arms, place)
-                instance = min(instances, key=lambda i: (cell.get((arm, i), 0), by_instance[i],
-                                                         instances.index(i)))
-            pid = secrets.token_hex(16)
-            t = now()
-            conn.execute(insert(participants).values(
-                id=pid, study=study, pseudonym=pseudonym, arm=arm, instance=instance,
-                step=first_step, created_at=t, updated_at=t))
-            conn.execute(insert(ledger).values(
-                participant_id=pid, study=study, platform_id=platform["participant"],
-                platform_study=platform.get("study"), platform_session=platform.get("session")))
-            # the place taken in the stratum's allocation sequence, kept with the enrolment
-            conn.execute(insert(events).values(participant_id=pid, page=first_step, kind="enrol",
-                                               data=json.dumps({"arm": arm, "instance": instance,
-                                                                "place": place}),
-                                               at=t))
-            return Participant(pid, study, pseudonym, arm, instance, first_step, False), True
+            known = {r.pseudonym: _participant(r) for r in conn.execute(
+                select(participants).where(participants.c.study == study,
+                                           participants.c.pseudonym.in_(
+                                               sorted({e.pseudonym for e in batch}))))}
+            counted, kept = self._cells(conn, study)
+            cell = dict(counted)
+            new: list[tuple[_Entry, Participant, int, datetime]] = []
+            t = now() - timedelta(microseconds=1)
+            for e in batch:
+                if e.pseudonym in known:  # a return, or the same link twice at once
+                    out.append((known[e.pseudonym], False))
+                    continue
+                if e.closed:
+                    out.append(EnrolmentClosed(full=False))
+                    continue
+                by_instance = {i: 0 for i in e.instances}
+                by_arm = {a: 0 for a in e.arms}
+                for (arm, inst), n in cell.items():
+                    by_instance[inst] = by_instance.get(inst, 0) + n
+                    by_arm[arm] = by_arm.get(arm, 0) + n
+                if e.cap is not None and sum(by_arm.values()) >= e.cap:
+                    out.append(EnrolmentClosed(full=True))
+                    continue
+                instances = e.instances
+                if e.assignment.strata == "instance":  # each instance's arms balanced
+                    instance = min(instances, key=lambda i: (by_instance[i], instances.index(i)))
+                    place = by_instance[instance]
+                    _, arm = e.assignment.place(instance, e.arms, place)
+                else:  # the arms balanced, and each arm's instances (never an arm tied to a task)
+                    place = sum(by_arm.values())
+                    _, arm = e.assignment.place(STUDY, e.arms, place)
+                    instance = min(instances, key=lambda i: (cell.get((arm, i), 0), by_instance[i],
+                                                             instances.index(i)))
+                cell[(arm, instance)] = cell.get((arm, instance), 0) + 1
+                t = max(now(), t + timedelta(microseconds=1))  # the order of entry, kept
+                p = Participant(secrets.token_hex(16), study, e.pseudonym, arm, instance,
+                                e.first_step, False)
+                known[e.pseudonym] = p
+                new.append((e, p, place, t))
+                out.append((p, True))
+            if new:
+                conn.execute(insert(participants), [
+                    {"id": p.id, "study": study, "pseudonym": p.pseudonym, "arm": p.arm,
+                     "instance": p.instance, "step": p.step, "created_at": t, "updated_at": t}
+                    for _, p, _, t in new])
+                conn.execute(insert(ledger), [
+                    {"participant_id": p.id, "study": study,
+                     "platform_id": e.platform["participant"],
+                     "platform_study": e.platform.get("study"),
+                     "platform_session": e.platform.get("session")} for e, p, _, _ in new])
+                # the place taken in the stratum's allocation sequence, kept with the enrolment
+                conn.execute(insert(events), [
+                    {"participant_id": p.id, "page": p.step, "kind": "enrol", "at": t, "idem": None,
+                     "data": json.dumps({"arm": p.arm, "instance": p.instance, "place": place})}
+                    for _, p, place, t in new])
+                if kept:
+                    self._count(conn, study, counted, cell)
+        return out
+
+    def _cells(self, conn: Connection, study: str) -> tuple[dict[tuple[str, str], int], bool]:
+        """People per (arm, instance) of `study`, and whether they are kept in
+        `allocation_counts`: read there (a primary-key range, the study's few rows), or on a
+        database not yet migrated to 0004 counted from its participants as before (a store
+        opened on an earlier schema, as the tests of upgrades do; `serve` always migrates
+        first). Once the table is seen it is taken to stay, so only an unmigrated database
+        pays for the look."""
+        if not self._counted and inspect(conn).has_table("allocation_counts"):
+            self._counted = True
+        c = allocation_counts.c if self._counted else participants.c
+        n = allocation_counts.c.n if self._counted else func.count()
+        q = select(c.arm, c.instance, n).where(c.study == study)
+        if not self._counted:
+            q = q.group_by(c.arm, c.instance)
+        return {(arm, inst): k for arm, inst, k in conn.execute(q)}, self._counted
+
+    @staticmethod
+    def _count(conn: Connection, study: str, before: dict[tuple[str, str], int],
+               after: dict[tuple[str, str], int]) -> None:
+        """Add this transaction's enrolments to `allocation_counts` (rows held by the study's
+        lock since they were read: added to, never overwritten)."""
+        grown = [{"s": study, "a": arm, "i": inst, "k": n - before.get((arm, inst), 0)}
+                 for (arm, inst), n in after.items() if n != before.get((arm, inst), 0)]
+        old = [g for g in grown if (g["a"], g["i"]) in before]
+        fresh = [g for g in grown if (g["a"], g["i"]) not in before]
+        c = allocation_counts.c
+        if old:
+            conn.execute(update(allocation_counts)
+                         .where(c.study == bindparam("s"), c.arm == bindparam("a"),
+                                c.instance == bindparam("i"))
+                         .values(n=c.n + bindparam("k")), old)
+        if fresh:
+            conn.execute(insert(allocation_counts), [
+                {"study": g["s"], "arm": g["a"], "instance": g["i"], "n": g["k"]} for g in fresh])
 
     def post(self, pid: str, page: str, order: list[str], idem: str, kind: str,
              data: dict | None = None, answer: dict | None = None, advance: bool = False,
