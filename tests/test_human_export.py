@@ -229,6 +229,18 @@ def test_rows_are_pseudonymised_timed_and_pass_the_row_contract(exported, tmp_pa
     assert pl.read_parquet(collected).filter(pl.col("regime") == "human").height == rows.height
 
 
+def test_the_export_names_no_local_path(exported):
+    """Relocatable: no file of the export (parquet included, as bytes) holds the machine's
+    absolute paths: not the export's folder, the study's, nor the project's."""
+    out = exported[0]
+    local = [str(out.parent).encode(), str(ROOT).encode(), b"/tmp/pytest"]
+    files = [f for f in out.rglob("*") if f.is_file()]
+    assert len(files) >= 5
+    for f in files:
+        data = f.read_bytes()
+        assert not [x for x in local if x in data], f"{f.relative_to(out)} holds a local path"
+
+
 def test_a_bad_export_folder_is_named(tmp_path):
     r = subprocess.run([PLANAUDIT, "human", "shard", "--records", str(tmp_path), "--out",
                         str(tmp_path / "x.parquet")], capture_output=True, text=True)

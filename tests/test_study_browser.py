@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.study_server import RIGHT_P02, Server, entry, postgres_url, study_config
+from tests.study_server import PLANAUDIT, RIGHT_P02, Server, entry, postgres_url, study_config
 
 CHROMIUM = shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -125,8 +126,16 @@ def plan_is(page, steps: list[str]) -> None:
 
 
 def add(page, action: str) -> None:
-    page.locator("#action").select_option(action)
-    click(page, "Add this step")
+    """Pick `action` ("(unstack c a)") as a person does: its line, then its objects. After
+    a post from this page the browser is back at the picker (the form's #picker), and the
+    line must already be in view: no scrolling between picks."""
+    name, *args = action.strip("()").split()
+    line = page.locator(f'form.pick[data-action="{name}"]')
+    if page.url.endswith("#picker"):
+        expect(line).to_be_in_viewport(ratio=1)
+    for k, obj in enumerate(args, 1):
+        line.locator(f'select[name="arg{k}"]').select_option(obj)
+    line.get_by_role("button").click()
 
 
 def build(page) -> None:
@@ -363,3 +372,58 @@ def test_the_completion_page_counts_no_step_past_the_last(browser, step_server):
         finish(page, True)
         expect(page.locator("#code")).to_have_text("TESTCODE")
         assert page.locator("p.progress").count() == 0  # the completion page is no step
+
+
+@pytest.fixture(scope="module")
+def long_server(tmp_path_factory) -> Iterator[Server]:
+    """One unassisted arm on p06 (seven blocks, 14 steps at best) and p09 (unsolvable: a
+    cyclic goal), stratified so the first person gets p06 and the second p09."""
+    tmp = tmp_path_factory.mktemp("browser-long")
+    yield from serve(tmp, arms=[{"name": "unassisted", "feedback": "none"}],
+                     instances=["blocksworld/p06", "blocksworld/p09"], assignment="stratified")
+
+
+def test_fourteen_picks_without_scrolling_and_cannot_be_done_is_detected(browser, long_server,
+                                                                        tmp_path):
+    """The default picker on seven blocks: the proven 14-step plan built by picking each
+    action's line and objects, every line in view when the page comes back (no scrolling
+    between picks); then "this task cannot be done" on the unsolvable instance, judged
+    `detected` in the export, as a model's UNSOLVABLE is."""
+    from planaudit.study.materials import resolve
+    from planaudit.study.settings import load_study
+
+    url, cfg = long_server.url, long_server.config
+    materials = resolve(load_study(cfg))
+    best = materials.instances["blocksworld/p06"].plan
+    assert len(best) == 14
+    with tab(browser) as page:
+        intro(page, url, "long-1")
+        phase1(page, "Long plan: fourteen steps")
+        for action in best:
+            add(page, action)  # each in view on arrival: no scroll between picks
+        plan_is(page, best)
+        assert page.locator("#action").count() == 0, "the default is no list of every action"
+        shot(page, "13-phase2-fourteen-picks")
+        click(page, "Submit my plan")
+        finish(page, False)
+    with tab(browser) as page:
+        intro(page, url, "long-2")
+        phase1(page, "Cannot be done: a on b and b on a")
+        click(page, "Submit: this task cannot be done")  # the box not ticked: asked again
+        heading(page, "Build your plan from the actions")
+        page.get_by_label("I am sure this task cannot be done").check()
+        shot(page, "14-phase2-cannot-be-done")
+        click(page, "Submit: this task cannot be done")
+        finish(page, False)
+    out = tmp_path / "export"
+    r = subprocess.run([PLANAUDIT, "study", "export", "--config", str(cfg), "--out", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import polars as pl
+
+    rows = {row["task"]: row for row in pl.read_parquet(out / "rows.parquet").to_dicts()}
+    assert rows["p06"]["outcome"] == "success" and rows["p06"]["plan_length"] == 14
+    assert rows["p06"]["optimal"] is True and rows["p06"]["picker"] == "objects"
+    assert (rows["p09"]["outcome"], rows["p09"]["detected"], rows["p09"]["solvable"]) == \
+        ("detected", True, False)
+    assert rows["p09"]["submitted_valid"] is True

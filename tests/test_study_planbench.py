@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -177,10 +179,121 @@ def test_a_study_on_planbench_instances_with_a_recorded_suggestion(tmp_path):
         r = client.post(str(r.url), data={"key": key, "agree": "yes"})
     assert r.url.path.endswith("/phase1")
     assert "My goal is to have that the orange block is on top of the red block." in r.text
-    assert "<code>a</code> is the red block" in r.text
+    assert "is the red block" not in r.text, "no legend of letters: no letter is shown"
     # a recorded answer with no plan cannot be a suggestion: named before the study opens
     bad = yaml.safe_load(cfg.read_text())
     bad["instances"] = ["planbench:blocksworld/12"]
     cfg.write_text(yaml.safe_dump(bad))
     with pytest.raises(Exception, match=r"study.yaml:\d+: arms\[0\].suggestion.planbench: .*instance 12"):
         resolve(load_study(cfg))
+
+
+# instance 2's plan as a person writes it, in PlanBench's words and their paraphrases
+PHASE1 = ("1. unstack the yellow block from on top of the orange block\n2. put the yellow block "
+          "down\n3. then pick up the orange block\n4. put the orange block on the red block")
+# what a page in PlanBench's words must not show: an action or a fact in PDDL, a block by
+# its letter, the action names' hyphens
+PDDL = re.compile(r"\((?:pick-up|put-down|stack|unstack|on|clear|ontable|holding|handempty)\b"
+                  r"|\bblock [a-l]\b|\b[a-l] is the \w+ block|pick-up|put-down")
+
+
+@pytest.mark.skipif(not shutil.which("chromium") and not os.environ.get("CI"),
+                    reason="chromium not installed")
+def test_every_page_in_planbench_words_in_a_real_browser(tmp_path):
+    """The PlanBench paper's setting in headless Chromium: every page a participant sees
+    (consent to completion, with step feedback and the state shown) uses PlanBench's words,
+    the picker and the plan included, and no PDDL or letter name; underneath, each pick is
+    the grounded action, and the plan built is judged valid."""
+    import yaml
+    from playwright.sync_api import expect, sync_playwright
+
+    from planaudit.study.materials import resolve
+    from planaudit.study.settings import load_study
+    from tests.study_server import Server, entry
+
+    cfg = tmp_path / "study.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "study": "pbwords", "results": str(tmp_path / "study"), "planbench_root": str(PB),
+        "instances": ["planbench:blocksworld/2"], "example": {"task": "planbench:blocksworld/3"},
+        "arms": [{"name": "suggested", "feedback": "step", "show_state": True,
+                  "suggestion": {"planbench": str(T1)}}],
+        "completion": {"code": "PBWORDS"}}))
+    materials = resolve(load_study(cfg))
+    m = materials.instances["planbench:blocksworld/2"]
+    words = materials.suggestions["suggested"]["planbench:blocksworld/2"]["words"]
+    shots = os.environ.get("PLANAUDIT_STUDY_SCREENSHOTS")
+    server = Server(cfg)
+    seen: dict[str, str] = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=shutil.which("chromium") or None,
+                                         args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1000, "height": 800})
+
+            def look(name: str) -> None:
+                body = page.inner_text("body")
+                assert not PDDL.search(body), f"{name}: {PDDL.search(body).group(0)!r} in\n{body}"
+                seen[name] = body
+                if shots:
+                    Path(shots).mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=f"{shots}/planbench-{name}.png", full_page=True)
+
+            def press(name: str) -> None:
+                page.get_by_role("button", name=name, exact=True).click()
+
+            page.goto(entry(server.url, "pbwords-1"))
+            look("consent")
+            page.get_by_label("I agree to take part").check()
+            press("Continue")
+            look("instructions")
+            press("I have read this: show me the example")
+            look("example")
+            press("Go to my task")
+            look("phase1")
+            page.locator("#text").fill(PHASE1)
+            press("Save and go on")
+            look("phase2")
+            for step in m.plan:  # each step picked on its line, objects by their words
+                name, *args = step.strip("()").split()
+                line = page.locator(f'form.pick[data-action="{name}"]')
+                for k, obj in enumerate(args, 1):
+                    line.locator(f'select[name="arg{k}"]').select_option(
+                        label=m.brief["objects"][obj])
+                line.get_by_role("button").click()
+                expect(page.locator("#feedback")).to_be_visible()
+            expect(page.locator("#plan > li > span.step")).to_have_text([m.words(s)
+                                                                          for s in m.plan])
+            look("phase2-built")
+            press("Submit my plan")
+            look("suggestion")
+            page.get_by_label("Yes, it is correct").check()
+            press("Save and go on")
+            for k in ("mental", "physical", "temporal", "performance", "effort", "frustration"):
+                page.locator(f"#scale-{k} input[value='50']").check()
+            look("tlx")
+            press("Finish")
+            look("done")
+            browser.close()
+    finally:
+        server.stop()
+    # PlanBench's words were there: its domain intro, its instance, the model's own words
+    assert "I am playing with a set of blocks" in seen["instructions"]
+    assert "My goal is to have that the orange block is on top of the red block." in seen["phase1"]
+    assert words and words.splitlines()[0].strip() in seen["phase1"]
+    assert "unstack the" in seen["phase2"] and "from on top of the" in seen["phase2"]
+    assert "The goal holds after the last step" in seen["phase2-built"]
+    assert "PBWORDS" in seen["done"]
+    # the export judges it on a copy of PlanBench's config of its own: relocatable
+    import polars as pl
+
+    from tests.study_server import PLANAUDIT
+
+    out = tmp_path / "export"
+    r = subprocess.run([PLANAUDIT, "study", "export", "--config", str(cfg), "--out", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for f in out.rglob("*"):
+        assert not f.is_file() or str(PB).encode() not in f.read_bytes(), f
+    row = pl.read_parquet(out / "rows.parquet").row(0, named=True)
+    assert (row["outcome"], row["suggestion_valid"]) == ("success", True)
+    assert (row["text_outcome"], row["text_length"]) == ("success", 4), row["text_detail"]

@@ -9,6 +9,7 @@ view and `planaudit study status`, and migrations that match the tables' metadat
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -50,6 +51,26 @@ ORDER = ["consent", "instructions", "example", "phase1", "phase2", "suggestion",
 FORM = {"consent": {"agree": "yes"}, "phase1": {"text": "Take c off a, then build the tower."},
         "phase2": {"op": "submit"}, "suggestion": {"correct": "no"}, "tlx": dict.fromkeys(KEYS, "50")}
 OPTION = re.compile(r'<option value="([^"]+)">')
+PICK = re.compile(r'<form[^>]*class="pick" data-action="([^"]+)">(.*?)</form>', re.S)
+SLOT = re.compile(r'<select name="arg\d+"[^>]*>(.*?)</select>', re.S)
+
+
+def action_of(data: dict) -> str | None:
+    """The grounded action a phase-2 post names: `action`, or the picker's name and objects."""
+    if "name" not in data:
+        return data.get("action")
+    args = [data[k] for k in sorted(k for k in data if k.startswith("arg"))]
+    return f"({' '.join([data['name'], *args])})"
+
+
+def actions_on(html: str) -> list[str]:
+    """The grounded actions a phase-2 page offers: each picker line with every choice of
+    its objects (or, with the `list` picker, the list's options)."""
+    lines = PICK.findall(html)
+    if not lines:
+        return OPTION.findall(html)
+    return [f"({name} {' '.join(args)})" if args else f"({name})" for name, body in lines
+            for args in itertools.product(*(OPTION.findall(s) for s in SLOT.findall(body)))]
 CREATED: list[str] = []  # PostgreSQL databases
 
 
@@ -145,16 +166,23 @@ class Person:
         r = self.http.post(f"/s/{self.tok}/{page}", data={"key": key, **data})
         self.html = r.text if r.status_code == 422 else None
         if r.status_code == 303:
-            self.acked.append((page, data.get("op", "submit"), data.get("action")))
+            self.acked.append((page, data.get("op", "submit"), action_of(data)))
             self.step = r.headers["location"].rsplit("/", 1)[1]
             if data.get("op") == "add":
-                self.plan.append(data["action"])
+                self.plan.append(action_of(data))
             elif data.get("op") == "undo":
                 self.plan.pop()
         return r
 
     def add(self, rng=random) -> httpx.Response:
-        return self.post({"op": "add", "action": rng.choice(OPTION.findall(self.html or self.show()))})
+        """A random action, picked as the page offers it (an action's line and its objects)."""
+        html = self.html or self.show()
+        action = rng.choice(actions_on(html))
+        if not PICK.search(html):
+            return self.post({"op": "add", "action": action})
+        name, *args = action.strip("()").split()
+        return self.post({"op": "add", "name": name,
+                          **{f"arg{k}": a for k, a in enumerate(args, 1)}})
 
     def forward(self) -> None:
         """One page on (a first step added to an empty plan)."""
@@ -275,14 +303,18 @@ def test_bad_input_stores_nothing(server, other):
     refused(p.http.post(f"/s/{stranger.tok}/consent", data={"key": key, "agree": "yes"}), 403,
             "not yours")
     refused(p.post({"op": "add", "action": "(pick-up b)"}, page="phase2", key=key), 409, "not reached")
-    refused(p.http.post(f"/s/{p.tok}/consent", data={"agree": "yes"}), 400, "form key")
+    r = p.http.post(f"/s/{p.tok}/consent", data={"agree": "yes"})
+    refused(r, 400, "form key")
+    assert f'id="back" href="/s/{p.tok}/consent"' in r.text
     refused(p.http.post(f"/s/{p.tok}/consent", data={"agree": "yes", "key": "x" * 32}), 400, "form key")
     assert p.step == "consent"
 
     p.walk("phase1").show()
     before = records(server)
     refused(p.post({"text": "x" * 5001}), 422, "5001 characters")
-    refused(p.post({"text": "x" * 300_000}), 413, "Too much text")
+    r = p.post({"text": "x" * 300_000})
+    refused(r, 413, "Too much text")  # and a way back to the page, as every error page has
+    assert f'id="back" href="/s/{p.tok}/phase1"' in r.text
     markup = "<script>alert('x')</script> then <b>stack</b> & done"
     assert p.post({"text": markup}).status_code == 303
     assert record_of(server, p.pid)["answers"]["phase1"]["text"] == markup
@@ -292,8 +324,13 @@ def test_bad_input_stores_nothing(server, other):
     assert p.add().status_code == 303
     p.show()
     before = records(server)
-    for action in ("(fly a)", "(stack a a a)", "stack a b", ""):
+    for action in ("(fly a)", "(stack a a a)", "stack a b"):
         refused(p.post({"op": "add", "action": action}), 422, "is not one of this task")
+    refused(p.post({"op": "add", "action": ""}), 422, "Choose an action first")
+    for picked, says in (({"name": "fly", "arg1": "a"}, "Choose one of the actions shown"),
+                         ({"name": "stack", "arg1": "a"}, "Choose every object of &#39;stack&#39;"),
+                         ({"name": "stack", "arg1": "a", "arg2": "zz"}, "do not fit")):
+        refused(p.post({"op": "add", **picked}), 422, says)
     assert record_of(server, p.pid)["answers"]["phase2"]["plan"] == p.plan
 
 
@@ -387,7 +424,7 @@ def test_same_post_twice_stores_once(server):
     assert posts(rec).count(("instructions", "submit", None)) == 1 and rec["step"] == "example"
 
     p.walk("phase2")  # the same add sent twice at once
-    key, action = form_key(p.show()), OPTION.findall(p.html)[0]
+    key, action = form_key(p.show()), actions_on(p.html)[0]
     with ThreadPoolExecutor(2) as ex:
         rs = list(ex.map(lambda _: p.http.post(f"/s/{p.tok}/phase2",
                                                data={"key": key, "op": "add", "action": action}),
@@ -406,7 +443,7 @@ def test_same_post_twice_stores_once(server):
 
 def test_concurrent_plan_edits_all_kept(server):
     p = Person(server.url, "edits-1").walk("phase2")
-    actions = OPTION.findall(p.show())[:8]
+    actions = actions_on(p.show())[:8]
 
     def add(go: threading.Barrier, key: str, action: str) -> int:
         go.wait()

@@ -63,7 +63,7 @@ def instances_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
             for (domain, task), one in g.partition_by(["domain", "task"], maintain_order=True,
                                                      as_dict=True).items():
                 done = counted(one)
-                r = stats.rate(int(done["success"].sum()), done.height, alpha)
+                r = stats.rate(right(done), done.height, alpha)
                 shown = [v for v in _flags(one, "suggestion_valid") if v is not None]
                 out.append({"study": study, "model": model, "arm": arm,
                             "instance": f"{domain}/{task}",
@@ -91,6 +91,18 @@ def alternatives_of(settings: dict) -> dict[str, str]:
 def ci_label(alpha: float) -> str:
     """An interval's label by its level (`95% CI` at alpha 0.05, `90% CI` at 0.1)."""
     return f"{100 * (1 - alpha):.4g}% CI"
+
+
+def right_flags(rows: pl.DataFrame) -> list[bool]:
+    """Each person's answer right as a model's is scored (`analysis.rows.SCORE`): a valid
+    plan, or "cannot be done" said of a task that cannot be done."""
+    detected = rows["detected"].fill_null(False) if "detected" in rows.columns else None
+    ok = rows["success"].fill_null(False)
+    return (ok | detected).to_list() if detected is not None else ok.to_list()
+
+
+def right(rows: pl.DataFrame) -> int:
+    return sum(right_flags(rows))
 
 
 def counted(rows: pl.DataFrame) -> pl.DataFrame:
@@ -132,14 +144,14 @@ def human_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
     for (study, model), arms in studies(rows):
         for arm, g in arms:
             done = counted(g)
-            valid = int(done["success"].sum())
+            valid = right(done)
             optimal = int(done["optimal"].fill_null(False).sum())
             r_valid = stats.rate(valid, done.height, alpha)
             r_opt = stats.rate(optimal, valid, alpha)
             bias = stats.automation_bias(_flags(done, "suggestion_called_correct"),
                                          _flags(done, "suggestion_valid"),
                                          _flags(done, "suggestion_verbatim"),
-                                         done["success"].to_list())
+                                         right_flags(done))
             tlx = _values(done, "tlx_raw")
             times = _values(done, "time_s")
             out.append({
@@ -174,7 +186,7 @@ def tests_table(rows: pl.DataFrame, alpha: float = 0.05, seed: int = 0,
         for second, g in arms[1:]:
             b = counted(g)
             base = {"study": study, "model": model, "first": first, "second": second}
-            h1, h2 = int(a["success"].sum()), int(b["success"].sum())
+            h1, h2 = right(a), right(b)
             for alt in alternatives:
                 c = stats.compare_rates(h1, a.height, h2, b.height, alt, alpha)
                 shares = {"n_first": a.height, "n_second": b.height,

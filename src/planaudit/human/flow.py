@@ -58,9 +58,9 @@ def flow_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
                 reasons[r["excluded"]] = reasons.get(r["excluded"], 0) + 1
             kept = [r for r in consented if not r.get("excluded")]
             analysed = [r for r in kept if r.get("finished")]
-            completers = stats.rate(sum(bool(r["success"]) for r in analysed), len(analysed),
+            completers = stats.rate(sum(_right(r) for r in analysed), len(analysed),
                                     alpha)
-            itt = stats.rate(sum(bool(r.get("finished") and r["success"]) for r in kept),
+            itt = stats.rate(sum(bool(r.get("finished")) and _right(r) for r in kept),
                              len(kept), alpha)
             out.append({
                 "study": study, "model": model, "arm": arm, "entered": len(people),
@@ -77,3 +77,8 @@ def flow_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
                 "completers_hi": completers.hi, "valid_itt": itt.hits, "itt_n": itt.n,
                 "itt_share": itt.share, "itt_lo": itt.lo, "itt_hi": itt.hi})
     return pl.DataFrame(out, schema=FLOW)
+
+
+def _right(row: dict) -> bool:
+    """Right as a model's answer is scored: a valid plan, or an unsolvable task detected."""
+    return bool(row.get("success") or row.get("detected"))

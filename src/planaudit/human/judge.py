@@ -73,7 +73,9 @@ class Instance:
             return None
         from planaudit.planbench.material import load_config
 
-        return load_config(pb["root"], self.truth["domain"])
+        root = Path(pb["root"])  # an export keeps it relative to the task's folder
+        return load_config(root if root.is_absolute() else self.folder / root,
+                           self.truth["domain"])
 
 
 def where(key: str) -> tuple[str, str, str | None]:
@@ -256,6 +258,7 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
         "excluded": rec.get("excluded"),
         # how phase 2 offered actions (an export from before the choice had the full list)
         "picker": (meta.get("design") or {}).get("picker", "list"),
+        "instructions": told(meta.get("design") or {}),
         "attention_checks": (rec.get("attention") or {}).get("checks"),
         "attention_failed": (rec.get("attention") or {}).get("failed"),
         **_submitted(inst, events),
@@ -293,6 +296,15 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
     row.update(_times(rec, events))
     row["latency_s"] = row["time_s"] if row["time_s"] is not None else 0.0
     return row, _events(export, rec, simulated, events)
+
+
+def told(design: dict) -> str:
+    """What people were told beyond the task, as the study config set it ("" for nothing,
+    as in the PlanBench paper); an export from before the choice showed the brief's line
+    asking for the fewest actions."""
+    given = design.get("instructions") or {"minimise": True, "extra": []}
+    said = ["find the fewest actions"] if given.get("minimise") else []
+    return "; ".join([*said, *given.get("extra", [])])
 
 
 def _submitted(inst: Instance, events: list[dict]) -> dict:

@@ -169,7 +169,20 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                          f"correct {r['called_wrong_correct']} ({_pct(r['called_share'])}), "
                          f"submitted it verbatim {r['wrong_verbatim']}")
             lines.append(line + ".</li>")
-        parts.append(f"<h3>Study {e(study)}: {e(model)}</h3><ul>{''.join(lines)}</ul>")
+        mine_rows = people.filter((pl.col("study") == study) & (pl.col("model") == model))
+        pickers = sorted({str(v) for v in mine_rows["picker"].drop_nulls()}
+                         if "picker" in mine_rows.columns else set())
+        named = {"objects": "each action, then its objects", "list": "the full list of "
+                 "grounded actions (the paper's)"}
+        how = (f"<p>Phase 2's picker: {e('; '.join(named.get(x, x) for x in pickers))}.</p>"
+               if pickers else "")
+        told = sorted({str(v) for v in mine_rows["instructions"].fill_null("")}
+                      if "instructions" in mine_rows.columns else set())
+        if told:
+            how += ("<p>Told beyond the task: " + e(" | ".join(x or "nothing (as in the "
+                                                               "PlanBench paper)" for x in told))
+                    + ".</p>")
+        parts.append(f"<h3>Study {e(study)}: {e(model)}</h3>{how}<ul>{''.join(lines)}</ul>")
         per = instances.filter((pl.col("study") == study) & (pl.col("model") == model))
         said = {True: " (its suggestion valid)", False: " (its suggestion invalid)", None: ""}
         items = [f"<li>{e(inst)}: " + "; ".join(

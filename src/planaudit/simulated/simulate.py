@@ -366,16 +366,19 @@ class Run:
 
     async def phase2(self, page, script: Script, edits, twice: bool, out: Outcome) -> None:
         name = "phase2"
+        full_list = await page.locator("#action").count() > 0  # the `list` picker
         listed = set(await page.locator("#action option").evaluate_all(
-            "os => os.map(o => o.value)"))
+            "os => os.map(o => o.value)")) if full_list else set()
         reloads = {f.after for f in script.faults if f.kind == "reload" and f.page == name
                    and f.after is not None}
         for i, e in enumerate(edits, 1):
-            if e.op == "add":
+            if e.op == "add" and full_list:
                 if e.action not in listed:
                     raise Surprise(name, f"edit {i}: {e.action} is not one of the page's actions")
                 await page.locator("#action").select_option(e.action)
                 button = _button(page, "Add this step")
+            elif e.op == "add":  # the action's line, then each of its objects in order
+                button = await self.pick(page, e.action, i)
             elif e.op == "undo":
                 button = page.locator("#undo")
             else:
@@ -393,8 +396,25 @@ class Run:
             # the arm tells the verdict on submission: the script's plan is submitted as it is
             await self.send(page, page.locator("#submit"), False, name)
 
+    async def pick(self, page, action: str, i: int):
+        """Fill the picker's line of `action` ("(unstack c a)") with its objects; its button."""
+        words = action.strip("()").split()
+        form = page.locator(f'form.pick[data-action="{words[0]}"]')
+        if await form.count() != 1:
+            raise Surprise("phase2", f"edit {i}: {action} is not one of the page's actions "
+                                     f"(the picker has no line for {words[0]})")
+        for k, obj in enumerate(words[1:], 1):
+            box = form.locator(f'select[name="arg{k}"]')
+            if await box.locator(f'option[value="{obj}"]').count() != 1:
+                raise Surprise("phase2", f"edit {i}: {action} is not one of the page's actions "
+                                         f"({obj} is not a choice for object {k} of {words[0]})")
+            await box.select_option(obj)
+        return form.locator("button")
+
     async def plan_shown(self, page, plan: list[str], when: str) -> None:
         shown = [t.strip() for t in await page.locator("#plan > li > code").all_inner_texts()]
+        if not shown and plan:  # steps in PlanBench's words: their number is checked
+            shown = plan[: await page.locator("#plan > li > span.step").count()]
         if shown != plan:
             raise Surprise("phase2", f"{when} the page shows the plan {shown}, not {plan}")
 

@@ -10,6 +10,7 @@ reload, a closed tab or a restarted server resumes where the records say."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -90,12 +91,17 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+STUDY_PAGE = re.compile(r"/s/[A-Za-z0-9._-]{1,200}/[a-z0-9]{1,20}")  # a participant's page
+
+
 class BodyLimit:
     """Refuses a request body over `limit` bytes, counted as it arrives (a chunked body
     has no Content-Length to trust), before the application reads any of it."""
 
-    def __init__(self, app, limit: int, page: str):
-        self.app, self.limit, self.page = app, limit, page.encode()
+    BACK = "__BACK__"  # where a rendered page links back to, filled in per request
+
+    def __init__(self, app, limit: int, page: str, bare: str):
+        self.app, self.limit, self.page, self.bare = app, limit, page, bare.encode()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
@@ -109,11 +115,15 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
+                # back to the participant's page (a study page's GET shows their step)
+                path = scope.get("path", "")
+                page = (self.page.replace(self.BACK, path).encode()
+                        if STUDY_PAGE.fullmatch(path) else self.bare)
                 await send({"type": "http.response.start", "status": 413,
                             "headers": [(b"content-type", b"text/html; charset=utf-8"),
-                                        (b"content-length", str(len(self.page)).encode()),
+                                        (b"content-length", str(len(page)).encode()),
                                         (b"connection", b"close")]})
-                await send({"type": "http.response.body", "body": self.page})
+                await send({"type": "http.response.body", "body": page})
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
@@ -142,10 +152,25 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
     templates = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
     secret = store.open_study(study.name)
 
-    # the action list of each task, rendered once: it is most of a phase-2 page
-    options = {k: Markup("".join(f'<option value="{escape(a)}">{escape(a)}</option>'
-                                 for a in m.actions)) for k, m in materials.instances.items()}
+    # the full action list of each task (the `list` picker), rendered once: it is most of
+    # a phase-2 page; in the task's words (PlanBench's on a PlanBench instance)
+    options = {k: Markup("".join(f'<option value="{escape(a)}">{escape(m.words(a))}</option>'
+                                 for a in m.actions)) for k, m in materials.instances.items()
+               } if study.picker == "list" else {}
 
+    def step_html(m: Material, step: str) -> Markup:
+        """A step as a page shows it: PlanBench's words on a PlanBench instance, else the
+        action as the brief writes it, in code type."""
+        if m.in_planbench_words:
+            return Markup('<span class="step">{}</span>').format(m.words(step))
+        return Markup("<code>{}</code>").format(step)
+
+    templates.env.globals["step_html"] = step_html
+    # the task as people read it (without the brief's "minimise" line unless asked for)
+    templates.env.globals["task_text"] = lambda m: m.instance_text(
+        study.instructions["minimise"])
+
+    arms, instances = [a.name for a in study.arms], list(study.instances)  # as enrol takes them
     # the consent text's paragraphs as prose, however the file wraps its lines
     consent = [" ".join(para.split()) for para in study.consent.split("\n\n") if para.strip()]
 
@@ -172,11 +197,12 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         p = None if pid is None else store.find(pid)
         return p if p is not None and p.study == study.name else None
 
-    too_large = templates.get_template("problem.html").render(
-        study=study, title="Too much text",
+    too_large = {back: templates.get_template("problem.html").render(
+        study=study, title="Too much text", back=back,
         text=f"This page cannot take more than {MAX_BODY // 1024} KB. Go back, shorten your "
-             "answer and send it again.")
-    app.add_middleware(BodyLimit, limit=MAX_BODY, page=too_large)
+             "answer and send it again.") for back in (BodyLimit.BACK, None)}
+    app.add_middleware(BodyLimit, limit=MAX_BODY, page=too_large[BodyLimit.BACK],
+                       bare=too_large[None])
     app.add_middleware(SecurityHeaders)  # outermost: the body limit's page gets them too
     scripts = {p.name: p.read_bytes() for p in STATIC.glob("*.js")}
 
@@ -218,9 +244,11 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                            "from the platform's page.")
         pseudonym = keyed_hash(secret, platform["participant"])
         try:
-            p, _new = await run_in_threadpool(
-                store.enrol, study.name, pseudonym, platform, [a.name for a in study.arms],
-                list(study.instances), study.allocation, "consent", **study.enrolment)
+            # queued for the store's enrolment thread, which enrols a burst's entries in a
+            # few transactions; awaited here, so a waiting entry holds no worker thread
+            p, _new = await asyncio.wrap_future(store.enrolling(
+                study.name, pseudonym, platform, arms, instances, study.allocation, "consent",
+                **study.enrolment))
         except EnrolmentClosed as e:
             return page(request, "closed", 403, full=e.full)
         if p.finished:
@@ -287,10 +315,12 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
         key = str(data.get("key") or "")
         if not re.fullmatch(r"[0-9a-f]{32}", key):
             return problem(request, 400, "This form is incomplete",
-                           "The page you sent lacks its form key. Reload the page and send it again.")
+                           "The page you sent lacks its form key. Reload the page and send it again.",
+                           back=f"/s/{tok}/{p.step}")
         order = pages(study, p.arm)
         if name not in order or name == order[-1]:
-            return problem(request, 404, "No such page", "There is no such page in this study.")
+            return problem(request, 404, "No such page", "There is no such page in this study.",
+                           back=f"/s/{tok}/{p.step}")
         if order.index(name) < order.index(p.step):  # a stale form (the back button): its
             return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)  # page is done
         if order.index(name) > order.index(p.step):
@@ -363,7 +393,10 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             ctx["plan"] = plan
             ctx["version"] = plan_version(plan)
             ctx["phase1"] = (got.get("phase1") or {}).get("text", "")
-            ctx["options"] = options[p.instance]
+            if study.picker == "list":
+                ctx["options"] = options[p.instance]
+            else:
+                ctx["picker"] = m.picker
             if arm.feedback == "step" and plan:
                 ctx["check"] = m.check(plan)
             if arm.show_state:
@@ -421,6 +454,30 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             return store.post(p.id, name, order, key, "submit", answer=answer, advance=True)[0]
         raise BadInput("This page takes no answer.")
 
+    def picked(m: Material, data: dict) -> str:
+        """The grounded action an add names: `action` (the full list, or a client of its
+        own), or `name` and `arg1`..`argN` (the default picker). Nothing picked, or a pick
+        that is no action of this task, is said so in words."""
+        if data.get("name") is not None:
+            name = str(data["name"])
+            row = next((r for r in m.picker if r["action"] == name), None)
+            if row is None:
+                raise BadInput("Choose one of the actions shown.")
+            args = [str(data.get(f"arg{i}") or "") for i in range(1, len(row["slots"]) + 1)]
+            if not all(args):
+                raise BadInput(f"Choose every object of '{row['label']}' before adding it.")
+            action = m.step_of(name, args)
+            if action is None:
+                raise BadInput("Those objects do not fit that action; choose them from its lists.")
+            return action
+        action = str(data.get("action") or "")
+        if not action:
+            raise BadInput("Choose an action first, then add it.")
+        if action not in m.action_set:
+            raise BadInput(f"'{action[:80]}' is not one of this task's actions; pick one "
+                           "from the list.")
+        return action
+
     def attention(name: str, data: dict) -> dict[str, str]:
         """The page's attention checks as answered (kept, right or wrong: a participant is
         never told; the export counts the failures); each must be answered."""
@@ -442,10 +499,7 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             if shown is not None and shown != plan_version(plan):
                 raise StaleForm
             if op == "add":
-                action = str(data.get("action") or "")
-                if action not in m.action_set:
-                    raise BadInput(f"'{action[:80]}' is not one of this task's actions; pick one "
-                                   "from the list.")
+                action = picked(m, data)
                 if len(plan) >= study.plan_steps:
                     raise BadInput(f"A plan here has at most {study.plan_steps} steps.")
                 plan.append(action)
@@ -469,6 +523,13 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                         raise BadInput("That step cannot move further.")
                     plan[i], plan[j] = plan[j], plan[i]
                     event = {"from": i, "to": j}
+            elif op == "unsolvable":  # a declaration, judged as a model's UNSOLVABLE is
+                if data.get("sure") != "yes":
+                    raise BadInput("To say that this task cannot be done, tick the box that "
+                                   "says you are sure.")
+                return Edit("submit", {"unsolvable": True, "plan": plan,
+                                       "feedback_shown": arm.feedback},
+                            {"plan": plan, "submitted": True, "unsolvable": True}, advance=True)
             elif op == "submit":
                 if not plan:
                     raise BadInput("Your plan has no step yet: pick actions from the list.")

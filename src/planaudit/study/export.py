@@ -91,6 +91,48 @@ def mark_exclusions(study, store, records: list[dict]) -> list[str]:
     return unknown
 
 
+def planbench_copy(truth: dict, folder: Path) -> dict:
+    """What the judge needs of a PlanBench instance's config (its words, to read phase-1
+    texts), copied beside the task as a root of its own (`planbench/configs/NAME.yaml` and
+    its domain file): the export then holds no path of this machine."""
+    from planaudit.planbench.material import load_config
+
+    pb = truth["planbench"]
+    cfg = load_config(pb["root"], truth["domain"])
+    atomic.copy_file(cfg.path, folder / "planbench" / "configs" / cfg.path.name)
+    atomic.copy_file(cfg.domain_path, folder / "planbench" / "instances" / cfg.data["domain_file"])
+    return {"root": "planbench", "config": f"planbench/configs/{cfg.path.name}",
+            "problem": "problem.pddl"}
+
+
+def local_paths_out(value):
+    """`value` with every absolute path in it (a brief's nl.yaml) told by its place in
+    planaudit's built-in domains, or by its file name alone: no path of this machine."""
+    from planaudit.paths import PACKAGE
+
+    if isinstance(value, dict):
+        return {k: local_paths_out(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [local_paths_out(v) for v in value]
+    if isinstance(value, str) and value.startswith("/") and Path(value).exists():
+        path = Path(value).resolve()
+        return (f"planaudit/{path.relative_to(PACKAGE).as_posix()}"
+                if path.is_relative_to(PACKAGE) else path.name)
+    return value
+
+
+def relocatable(source: str | None, base: Path) -> str | None:
+    """A suggestion's source as the export keeps it: relative to the study config's folder
+    when it lies beneath it, else by its file name (no path of this machine); a label such
+    as "given" stays as it is."""
+    if not source or not Path(source).is_absolute():
+        return source
+    import os
+
+    rel = Path(os.path.relpath(source, base)).as_posix()
+    return Path(source).name if rel.startswith("..") else rel
+
+
 def mark_attention(study, records: list[dict]) -> None:
     """Count each record's attention checks answered and failed (`attention`), and
     exclude, with the rule as its reason, whoever failed `reject_after` of them and is not
@@ -146,7 +188,14 @@ def export(study, materials, store, out: Path) -> dict:
     for n, (key, m) in enumerate(materials.instances.items(), 1):
         folder = out / "tasks" / str(n)
         for name in TASK_FILES:
-            atomic.copy_file(m.folder / name, folder / name)
+            if name.endswith(".json"):  # no local path in them: relocatable
+                data = json.loads((m.folder / name).read_text())
+                if name == "truth.json" and data.get("planbench"):
+                    data["planbench"] = planbench_copy(data, folder)
+                atomic.write_text(folder / name, json.dumps(local_paths_out(data), indent=2)
+                                  + "\n")
+            else:
+                atomic.copy_file(m.folder / name, folder / name)
         instances[key] = {"folder": f"tasks/{n}", "optimal_length": m.optimal_length}
     arms = {}
     for arm in study.arms:
@@ -154,7 +203,8 @@ def export(study, materials, store, out: Path) -> dict:
         arms[arm.name] = {
             "feedback": arm.feedback, "show_state": arm.show_state,
             "suggestion": None if sug is None else {
-                k: {"plan": v["plan"], "valid": v["check"]["valid"], "source": v["source"],
+                k: {"plan": v["plan"], "valid": v["check"]["valid"],
+                    "source": relocatable(v["source"], study.source.parent),
                     "model": v["model"], "method": v["method"]} for k, v in sug.items()}}
     records = [consented_only(r) for r in store.records(study.name)]
     unknown = mark_exclusions(study, store, records)

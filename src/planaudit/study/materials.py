@@ -77,6 +77,74 @@ class Material:
     def action_set(self) -> frozenset[str]:
         return frozenset(self.actions)
 
+    def instance_text(self, minimise: bool) -> str:
+        """The task as people read it: the brief's instance, without its closing request
+        for the fewest actions (or least cost) unless the study asks for it (`minimise`)."""
+        text = self.brief.get("instance", "")
+        if minimise:
+            return text
+        lines = text.rstrip("\n").split("\n")
+        if lines and lines[-1].startswith("Minimise the "):
+            lines = lines[:-1]
+            while lines and not lines[-1].strip():
+                lines.pop()
+        return "\n".join(lines)
+
+    @property
+    def in_planbench_words(self) -> bool:
+        """A PlanBench instance, told in its config's words: its steps are shown so too."""
+        return self.brief.get("source") == "planbench" and bool(self.brief.get("actions"))
+
+    def words(self, step: str) -> str:
+        """A grounded step as a participant reads it: on a PlanBench instance in PlanBench's
+        words ("unstack the blue block from on top of the red block"), else as the brief
+        writes actions (`(unstack b a)`, the form a model writes too)."""
+        parsed = parse_action(step, None) if self.in_planbench_words else None
+        if parsed is None:
+            return step
+        name, args = parsed
+        template = self.brief["actions"].get(name)
+        objects = self.brief.get("objects") or {}
+        if template is None or template.count("{}") != len(args):
+            return step
+        return template.format(*(objects.get(a, a) for a in args))
+
+    @cached_property
+    def picker(self) -> list[dict]:
+        """The default phase-2 picker: each action in the task's words, then a choice of
+        objects per parameter in order (only objects of its type), so a person picks an
+        action and its objects rather than scanning every grounded action (112 on seven
+        blocks). Each row: the action, the text around its slots, the slots' objects as
+        (name, words)."""
+        objects = self.brief.get("objects") or {} if self.in_planbench_words else {}
+        templates = self.brief.get("actions") or {} if self.in_planbench_words else {}
+        rows = []
+        for name, schema in self.task.domain.actions.items():
+            arity = len(schema.params)
+            template = templates.get(name)
+            if template is not None and template.count("{}") == arity:
+                parts = template.split("{}")
+            else:
+                parts = [name.replace("-", " ").replace("_", " ") + (" " if arity else ""),
+                         *([" "] * max(arity - 1, 0)), *([""] if arity else [])]
+            slots = [[(o, objects.get(o, o)) for o in sorted(self.task.objects_of(types))]
+                     for _, types in schema.params]
+            label = parts[0].strip() or name
+            rows.append({"action": name, "label": label, "parts": parts, "slots": slots})
+        return rows
+
+    def step_of(self, name: str, args: list[str]) -> str | None:
+        """The grounded step `(name args...)` if the domain has it and the objects fit
+        its parameters' types (a step whose conditions can never hold is still a step:
+        the validator judges it), else None."""
+        from planaudit.formal.ground import GroundingError
+
+        try:
+            self.task.operator(name, tuple(args))
+        except GroundingError:
+            return None
+        return format_step((name, tuple(args)))
+
     @property
     def solvable(self) -> bool:
         return bool(self.truth.get("solvable"))
@@ -120,13 +188,30 @@ class Material:
         op = self.task.operator(*steps[step - 1])
         unmet = self._say([c for c in conjuncts(op.pre) if not holds(c, state)])
         which = "this does not hold" if len(unmet) == 1 else "these do not hold"
-        return f"Step {step}, {op.name}, cannot be done at that point: {which}: {'; '.join(unmet)}."
+        return (f"Step {step}, {self.words(format_step(steps[step - 1]))}, cannot be done at "
+                f"that point: {which}: {'; '.join(unmet)}.")
 
     def _say(self, formulas) -> list[str]:
+        if self.in_planbench_words:
+            return [self._planbench_fact(c) for c in formulas]
         try:
             return [self.world.renderer.sentence(self.task.lift(c)) for c in formulas]
         except BriefError:
             return [self.task.describe(c) for c in formulas]
+
+    def _planbench_fact(self, f: tuple) -> str:
+        """A compiled fact in PlanBench's words (its config's predicate templates, which the
+        brief keeps); what they cannot say, as PDDL."""
+        if f[0] == "not":
+            return "not: " + self._planbench_fact(f[1])
+        if f[0] != "atom":
+            return self.task.describe(f)
+        pred, args = self.task.atoms[f[1]]
+        template = (self.brief.get("predicates") or {}).get(pred)
+        objects = self.brief.get("objects") or {}
+        if not template or template.count("{}") != len(args):
+            return self.task.describe(f)
+        return template.format(*(objects.get(a, a) for a in args))
 
     def state_after(self, plan: list[str]) -> list[str] | None:
         """The facts that hold after `plan` in the domain's words (None if it fails)."""
@@ -139,6 +224,10 @@ class Material:
             if not op.applicable(state):
                 return None
             state = op.apply(state)
+        if self.in_planbench_words:
+            from planaudit.formal.task import atom_indices
+
+            return sorted(self._planbench_fact(("atom", i)) for i in atom_indices(state[0]))
         return self.world.state_sentences(self.task, state)
 
 
@@ -166,7 +255,7 @@ def _prepare(study: Study, key: str, field_path: list) -> Material:
                                        study.results / "planbench" / config / n)
         except (ValueError, PDDLError) as e:
             raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {key}: {e}") from None
-        return _solvable(study, Material(key, folder), field_path)
+        return Material(key, folder)
     domain, _, task = key.partition("/")
     folder = study.results / "suite" / domain / task
     if not (folder / "truth.json").is_file():
@@ -175,14 +264,15 @@ def _prepare(study: Study, key: str, field_path: list) -> Material:
             folder = prepare_task(study.experiment, domain, task, study.results)
         except (CatalogError, BriefError, LabelError, KeyError) as e:
             raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {key}: {e}") from None
-    return _solvable(study, Material(key, folder), field_path)
+    return Material(key, folder)
 
 
 def _solvable(study: Study, m: Material, field_path: list) -> Material:
-    key = m.key
+    """The example, which shows a plan that solves it, must be solvable (an instance need
+    not: people can say "this task cannot be done", judged as a model's UNSOLVABLE is)."""
     if not m.solvable:
-        raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {key}: unsolvable; "
-                          "people plan solvable tasks")
+        raise ConfigError(f"{where(study, field_path)}{field_name(field_path)}: {m.key}: "
+                          "unsolvable; the example shows a plan that solves it")
     return m
 
 
@@ -219,19 +309,22 @@ def _suggestion(study: Study, i: int, m: Material) -> dict:
     assert s is not None
     field_path = ["arms", i, "suggestion"]
     if s.planbench is not None:
-        from planaudit.study.planbench_source import planbench_suggestion
+        from planaudit.study.planbench_source import planbench_suggestion, planbench_suggestion_words
 
         if not m.key.startswith("planbench:"):
             raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.planbench: "
                               f"{m.key} is not a PlanBench instance (planbench:CONFIG/N)")
         try:
             plan = planbench_suggestion(s.planbench, m.key.rsplit("/", 1)[1], study.planbench_root)
+            words = planbench_suggestion_words(s.planbench, m.key.rsplit("/", 1)[1],
+                                               study.planbench_root)
         except ValueError as e:
             raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.planbench: {e}") from None
         # a recorded model's plan is the model's: a step naming what the task lacks makes it
         # a wrong suggestion, not a wrong config
+        # shown to people in the model's own words, as its results file holds them
         return {"plan": plan, "check": m.check(plan).to_json(), "source": str(s.planbench),
-                "model": None, "method": None}
+                "model": None, "method": None, "words": words}
     if s.plans:
         if m.key not in s.plans:
             raise ConfigError(f"{where(study, field_path)}arms[{i}].suggestion.plans: no plan "
@@ -269,7 +362,8 @@ def _suggestion(study: Study, i: int, m: Material) -> dict:
 def resolve(study: Study) -> Materials:
     """Every task prepared and proven, every suggestion found and judged: before opening."""
     instances = {k: _prepare(study, k, ["instances", n]) for n, k in enumerate(study.instances)}
-    example = _prepare(study, study.example, ["example", "task"])
+    example = _solvable(study, _prepare(study, study.example, ["example", "task"]),
+                        ["example", "task"])
     solution = list(study.example_solution or example.plan)
     verdict = example.check(solution)
     if not verdict.valid:
@@ -289,7 +383,10 @@ def design(study: Study, materials: Materials) -> dict:
     out = {"instances": list(study.instances), "example": study.example,
            "example_solution": materials.example_solution, "assignment": study.assignment,
            "consent_hash": study.consent_hash, "tlx_pairwise": study.tlx_pairwise,
-           "text_chars": study.text_chars, "plan_steps": study.plan_steps}
+           "text_chars": study.text_chars, "plan_steps": study.plan_steps,
+           "picker": study.picker, "instructions": study.instructions,
+           "attention": [dict(c.__dict__, options=list(c.options)) for c in study.attention[0]],
+           "reject_after": study.attention[1]}
     for arm in study.arms:
         sug = materials.suggestions.get(arm.name)
         out[f"arms.{arm.name}"] = {

@@ -65,7 +65,8 @@ def prepare_planbench(root: Path | str | None, domain: str, instance: int | str,
     config, instance file, or a folder that holds another instance."""
     root, outdir = Path(root or DEFAULT_ROOT), Path(outdir)
     iid = _instance_id(instance, f"{root}: {domain}")
-    if all((outdir / f).is_file() for f in FILES):
+    if all((outdir / f).is_file() for f in FILES) and "actions" in json.loads(
+            (outdir / "brief.json").read_text()):  # an older folder lacks the words of steps
         truth = json.loads((outdir / "truth.json").read_text())
         if (truth.get("domain"), truth.get("task")) != (domain, str(iid)):
             raise ValueError(f"{outdir}: holds {truth.get('domain')} instance {truth.get('task')}, "
@@ -86,8 +87,10 @@ def prepare_planbench(root: Path | str | None, domain: str, instance: int | str,
     certificate = record.pop("certificate_data", None)
     atomic.copy_file(cfg.domain_path, outdir / "domain.pddl")
     atomic.copy_file(problem, outdir / "problem.pddl")
+    # PlanBench's words for a page that shows steps, facts and a picker: PDDL name -> words,
+    # and the config's action and predicate templates ("unstack the {} from on top of the {}")
     brief = {"preamble": PREAMBLE, "domain": intro, "instance": statement, "source": "planbench",
-             "objects": objects}  # PDDL name -> PlanBench's words, for a page that shows steps
+             "objects": objects, "actions": dict(cfg.actions), "predicates": dict(cfg.predicates)}
     atomic.write_text(outdir / "brief.json", json.dumps(brief, indent=2) + "\n")
     if certificate is not None:
         from planaudit.formal.certificate import dumps
@@ -107,13 +110,9 @@ def _results(path: str, _mtime_ns: int, root: str | None) -> tuple[Results, Conf
     return res, load_config(res.root, res.config), default_dialect(res)
 
 
-def planbench_suggestion(results_file: Path | str, instance: int | str,
-                         root: Path | str | None = None) -> list[str]:
-    """The plan a PlanBench results file records for `instance`, as PDDL steps in the
-    instance's object names ("(unstack b a)"), read in the dialect the replay takes the file
-    to have been scored in (`replay.default_dialect`). Not judged here: `Material.check`
-    does that. ValueError names the file when it is not a plan-generation file, lacks the
-    instance, or its response reads as no plan."""
+def _recorded(results_file: Path | str, instance: int | str,
+              root: Path | str | None) -> tuple[Config, str, str, int]:
+    """(config, dialect, recorded text, instance id) of `instance` in a results file."""
     path = Path(results_file)
     iid = _instance_id(instance, path)
     try:
@@ -129,9 +128,30 @@ def planbench_suggestion(results_file: Path | str, instance: int | str,
     if inst is None:
         raise ValueError(f"{path}: no instance {iid}")
     try:
-        text = recorded_text(inst, dialect, res)
+        return cfg, dialect, recorded_text(inst, dialect, res) or "", iid
+    except ResultsError as e:
+        raise ValueError(f"{path}: instance {iid}: {e}") from None
+
+
+def planbench_suggestion_words(results_file: Path | str, instance: int | str,
+                               root: Path | str | None = None) -> str:
+    """The model's plan in its own words, as the results file holds what PlanBench's
+    scoring read (the PlanBench paper showed people the model's plan so)."""
+    return _recorded(results_file, instance, root)[2].strip()
+
+
+def planbench_suggestion(results_file: Path | str, instance: int | str,
+                         root: Path | str | None = None) -> list[str]:
+    """The plan a PlanBench results file records for `instance`, as PDDL steps in the
+    instance's object names ("(unstack b a)"), read in the dialect the replay takes the file
+    to have been scored in (`replay.default_dialect`). Not judged here: `Material.check`
+    does that. ValueError names the file when it is not a plan-generation file, lacks the
+    instance, or its response reads as no plan."""
+    path = Path(results_file)
+    cfg, dialect, text, iid = _recorded(results_file, instance, root)
+    try:
         steps = READERS[dialect](cfg, text) if text else []
-    except (ResultsError, Unreadable, MaterialError) as e:
+    except (Unreadable, MaterialError) as e:
         raise ValueError(f"{path}: instance {iid}: {e}") from None
     if not steps:
         raise ValueError(f"{path}: instance {iid}: the response reads as no plan (dialect {dialect})")

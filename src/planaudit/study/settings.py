@@ -107,6 +107,18 @@ class Study:
         return None if not given else (self.source.parent / given).resolve()
 
     @property
+    def instructions(self) -> dict:
+        """`instructions`: whether the brief's "minimise" line is kept, and extra lines."""
+        given = self.raw.get("instructions") or {}
+        return {"minimise": bool(given.get("minimise", False)),
+                "extra": [str(x) for x in given.get("extra") or ()]}
+
+    @property
+    def picker(self) -> str:
+        """How phase 2 offers actions: `objects` (action, then objects) or `list`."""
+        return str(self.raw.get("picker", "objects"))
+
+    @property
     def attention(self) -> tuple[tuple[AttentionCheck, ...], int]:
         """The attention checks, and how many failures exclude (the platform's rule: 2)."""
         given = self.raw.get("attention") or {}
