@@ -427,3 +427,46 @@ def test_fourteen_picks_without_scrolling_and_cannot_be_done_is_detected(browser
     assert (rows["p09"]["outcome"], rows["p09"]["detected"], rows["p09"]["solvable"]) == \
         ("detected", True, False)
     assert rows["p09"]["submitted_valid"] is True
+
+
+def test_paradata_with_script_and_none_without(browser, step_server):
+    """With script, the page counts a real paste (keyboard, from the clipboard), the time
+    to the first keystroke, a focus loss and the page hidden, and sends them with its
+    form; without script nothing is recorded and the study runs the same."""
+    url = step_server.url
+    clip = "1. Take c off a. 2. Put b on c. 3. Put a on b."
+    ctx = browser.new_context(viewport={"width": 1000, "height": 800})
+    ctx.set_default_timeout(WAIT)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+    try:
+        page = ctx.new_page()
+        intro(page, url, "para-1")
+        box = page.locator("#text")
+        box.press_sequentially("Pasted plan: ")
+        page.evaluate("text => navigator.clipboard.writeText(text)", clip)
+        box.press("Control+V")
+        expect(box).to_have_value("Pasted plan: " + clip)
+        # headless Chromium never hides a page or moves the focus away (another tab brought
+        # to the front leaves it visible), so the events a headed browser fires then are
+        # dispatched here as it would fire them: the window's blur, the page hidden, shown
+        page.evaluate("""() => {
+            window.dispatchEvent(new Event("blur"));
+            Object.defineProperty(document, "visibilityState", {value: "hidden", configurable: true});
+            document.dispatchEvent(new Event("visibilitychange"));
+            Object.defineProperty(document, "visibilityState", {value: "visible", configurable: true});
+            document.dispatchEvent(new Event("visibilitychange"));
+        }""")
+        phase1(page, box.input_value())
+    finally:
+        ctx.close()
+    r = record(url, "Pasted plan:")
+    sent = next(e["data"]["paradata"] for e in r["events"]
+                if e["page"] == "phase1" and e["kind"] == "submit")
+    assert (sent["paste"], sent["pasted_chars"]) == (1, len(clip))
+    assert (sent["blur"], sent["hidden"]) == (1, 1), sent
+    assert sent["first_key_ms"] is not None and 0 < sent["first_key_ms"] < sent["open_ms"]
+    with tab(browser, js=False) as page:
+        intro(page, url, "para-2")
+        phase1(page, "No script: nothing recorded")
+    r = record(url, "No script: nothing recorded")
+    assert not [e for e in r["events"] if "paradata" in (e["data"] or {})]

@@ -6,6 +6,7 @@ platform's checks (the study id, the session id) and a full or closed study."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import httpx
@@ -37,11 +38,20 @@ WRONG_ANSWERS = {"valid-inattentive": {"attention_read": "Red", "attention_workl
                  "valid-one-slip": {"attention_example": "Three"}}
 
 
-def play(p: Person, what: str) -> None:
+# who pasted on the study's pages (the counts their pages' script sends), by arm and
+# place in the arm; and who the platform's authenticity check called "low"
+PASTED = {("unassisted", 1), ("feedback", 3)}
+LOW = {("unassisted", 5)}
+
+
+def play(p: Person, what: str, pasted: bool = False) -> None:
     """One scripted participant, already entered."""
     if what == "no-consent":
         return
     p.attention = {**RIGHT, **WRONG_ANSWERS.get(what, {})}
+    p.paradata = json.dumps({"paste": 1 if pasted else 0, "pasted_chars": 40 if pasted else 0,
+                             "blur": 0, "hidden": 0, "hidden_ms": 0, "first_key_ms": 1200,
+                             "open_ms": 30000})
     p.walk("phase1")
     if what == "stop-phase1":
         return
@@ -60,9 +70,10 @@ def play(p: Person, what: str) -> None:
 def study(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("flow")
     (tmp / "exclusions.csv").write_text("id,reason\n")  # filled once the cohort has played
+    (tmp / "authenticity.csv").write_text("id,verdict\n")
     cfg = study_config(tmp, arms=ARMS, instances=["blocksworld/p02"],
                        platform={"study_id": "s1"}, enrolment={"cap": 14},
-                       exclusions="exclusions.csv",
+                       exclusions="exclusions.csv", authenticity="authenticity.csv",
                        attention={"checks": CHECKS, "reject_after": 2})
     server = Server(cfg, f"sqlite:///{tmp}/flow.sqlite", env=ENV)
     try:
@@ -76,7 +87,7 @@ def study(tmp_path_factory):
             if len(people[arm]) == len(SCRIPT[arm]):
                 pytest.fail(f"the sequence gave {arm} more than its scripts")
             people[arm].append(p)
-            play(p, SCRIPT[arm][len(people[arm]) - 1])
+            play(p, SCRIPT[arm][len(people[arm]) - 1], (arm, len(people[arm]) - 1) in PASTED)
         yield tmp, cfg, server, people
     finally:
         server.stop()
@@ -110,6 +121,9 @@ def test_the_flow_accounts_for_everyone_and_gives_both_rates(study):
     (tmp / "exclusions.csv").write_text(
         "id,reason\n" + "".join(f"{p.pid},random answers\n" for ps in excluded.values()
                                 for p in ps) + "nobody-here,typo\n")
+    (tmp / "authenticity.csv").write_text("id,verdict\n" + "".join(
+        f"{people[arm][i].pid},{'low' if (arm, i) in LOW else 'high'}\n"
+        for arm, ps in people.items() for i in range(len(ps))))
     out = tmp / "export"
     r = subprocess.run([PLANAUDIT, "study", "export", "--config", str(cfg), "--db",
                         f"sqlite:///{tmp}/flow.sqlite", "--out", str(out)],
@@ -158,6 +172,25 @@ def test_the_flow_accounts_for_everyone_and_gives_both_rates(study):
             answered = 2 if what.startswith("stop") else 3  # the TLX page's not reached
             failed = len(WRONG_ANSWERS.get(what, {}))
             assert (row["attention_checks"], row["attention_failed"]) == (answered, failed)
+    # integrity: the valid rate of all analysed beside those with no signal (a paste, or
+    # the platform's "low"), each computed from the script
+    from planaudit.human.integrity import sensitivity_table
+
+    sens = {r["arm"]: r for r in sensitivity_table(rows).to_dicts()}
+    for arm, script in SCRIPT.items():
+        analysed = [(i, w) for i, w in enumerate(script) if w.startswith(("valid", "invalid"))
+                    and w not in out_]
+        flagged = {i for i, _ in analysed if (arm, i) in PASTED | LOW}
+        clean = [w for i, w in analysed if i not in flagged]
+        got = sens[arm]
+        assert (got["analysed"], got["valid"]) == (len(analysed), sum(
+            w.startswith("valid") for _, w in analysed))
+        assert (got["with_signal"], got["unrecorded"]) == (len(flagged), 0)
+        assert (got["clean"], got["clean_valid"]) == (len(clean), sum(
+            w.startswith("valid") for w in clean))
+    pasted = rows.filter(pl.col("paste_events") > 0)
+    assert pasted.height == len(PASTED) and pasted["integrity_signal"].all()
+    assert rows.filter(pl.col("authenticity") == "low").height == len(LOW)
     # the feedback arm's two who stopped after being told: their verdicts kept, not dropped
     rows = pl.read_parquet(shard)
     stopped = rows.filter((pl.col("method") == "feedback") & pl.col("submitted")

@@ -147,6 +147,7 @@ class Person:
         self.acked: list[tuple] = []
         self.plan: list[str] = []
         self.attention: dict[str, str] = {}  # the answers to a study's attention checks
+        self.paradata: str | None = None  # what the pages' script would send with each form
 
     def enter(self) -> httpx.Response:
         r = self.http.get(entry(self.url, self.pid))
@@ -189,7 +190,8 @@ class Person:
         self.show()
         if self.step == "phase2" and not self.plan:
             assert self.add().status_code == 303
-        r = self.post({**FORM.get(self.step, {}), **self.attention})
+        extra = {"paradata": self.paradata} if self.paradata else {}
+        r = self.post({**FORM.get(self.step, {}), **self.attention, **extra})
         assert r.status_code == 303, r.text
 
     def walk(self, to: str = "done") -> Person:

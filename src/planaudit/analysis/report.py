@@ -50,6 +50,12 @@ TABLE_CAPTIONS = {
                        "suggestion). The human table pools the instances of an arm; an arm whose "
                        "suggestions differ in validity across instances is read here instance by "
                        "instance.",
+    "human_sensitivity": "Is the human baseline human? Per study and arm, the valid rate of everyone "
+                         "analysed beside the rate of those with no integrity signal: a paste, the window "
+                         "losing focus or the page hidden on phase 1 or 2 (recorded by the pages' script, "
+                         "never required), or a platform authenticity verdict other than authentic. Nobody "
+                         "is excluded for a signal; people with nothing recorded (no script, no verdict) "
+                         "stay among those without one. Each rate with its 95% Wilson interval.",
     "human_flow": "Every participant accounted for, per study and arm (CONSORT's spirit): "
                   "entered, consented (of those who never did, nothing is kept but the count), "
                   "reached each stage (or passed it), submitted a phase-2 plan, finished, "

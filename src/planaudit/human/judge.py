@@ -294,8 +294,43 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
     row.update(_suggestion(inst, arm, answers, plan))
     row.update(_tlx(answers.get("tlx")))
     row.update(_times(rec, events))
+    row.update(_integrity(rec, events))
     row["latency_s"] = row["time_s"] if row["time_s"] is not None else 0.0
     return row, _events(export, rec, simulated, events)
+
+
+# a platform's authenticity verdicts that mean "authentic" (Prolific's: high); any other
+# verdict given is a signal
+AUTHENTIC = frozenset({"high", "authentic", "pass", "passed", "ok"})
+
+
+def _integrity(rec: dict, events: list[dict]) -> dict:
+    """The page scripts' counts summed over the participant's posts (`study/static/
+    paradata.js`; none without script), the time to the first keystroke on phase 1, the
+    platform's authenticity verdict, and whether any of them is a signal of help from
+    elsewhere: a paste, the window losing focus or the page hidden on phase 1 or 2, or a
+    verdict other than authentic. None when nothing was recorded or given."""
+    seen = [(e.get("page"), e["data"]["paradata"]) for e in events
+            if isinstance(e.get("data"), dict) and isinstance(e["data"].get("paradata"), dict)]
+    total = {k: sum(int(p.get(k, 0)) for _, p in seen)
+             for k in ("paste", "pasted_chars", "blur", "hidden", "hidden_ms")}
+    planning = [p for page, p in seen if page in ("phase1", "phase2")]
+    first = next((p["first_key_ms"] for page, p in seen
+                  if page == "phase1" and p.get("first_key_ms") is not None), None)
+    verdict = rec.get("authenticity")
+    signals = []
+    if planning:
+        signals.append(any(p.get("paste", 0) or p.get("blur", 0) or p.get("hidden", 0)
+                           for p in planning))
+    if verdict:
+        signals.append(str(verdict).strip().lower() not in AUTHENTIC)
+    return {"paradata": bool(seen), "paste_events": total["paste"] if seen else None,
+            "pasted_chars": total["pasted_chars"] if seen else None,
+            "focus_losses": total["blur"] if seen else None,
+            "hidden_events": total["hidden"] if seen else None,
+            "hidden_s": total["hidden_ms"] / 1000 if seen else None,
+            "first_key_s": first / 1000 if first is not None else None,
+            "authenticity": verdict, "integrity_signal": any(signals) if signals else None}
 
 
 def told(design: dict) -> str:

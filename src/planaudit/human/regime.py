@@ -87,6 +87,12 @@ def _flow(rows, cell):
     return flow_table(rows)
 
 
+def _sensitivity(rows, cell):
+    from planaudit.human.integrity import sensitivity_table
+
+    return sensitivity_table(rows)
+
+
 def _draw(frame, seed: int = 0, bootstrap: int = 2000, alpha: float = 0.05):
     from planaudit.human.report import draw
 
@@ -113,6 +119,6 @@ register(Regime(
     layout=("model", "study"), columns=row_columns(__file__), jobs=jobs,
     add_parser=_add_parser, estimate=estimate, size=(30, 2000), rank=5,
     tables={"human": _human, "human_tests": _tests, "human_instances": _instances,
-            "human_flow": _flow},
+            "human_flow": _flow, "human_sensitivity": _sensitivity},
     beside=True,
     drawings={"human": Drawing(CAPTION, _draw)}, report=_report))

@@ -139,6 +139,7 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
     table = analysis.human_table(people, alpha)
     instances = analysis.instances_table(people, alpha)
     from planaudit.human.flow import flow_table
+    from planaudit.human.integrity import RULE, sensitivity_table
 
     flow = {(r["study"], r["model"], r["arm"]): r for r in flow_table(people, alpha).to_dicts()}
     tests = analysis.tests_table(people, alpha,
@@ -194,6 +195,17 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
         if items:
             parts.append(f"<p>Per instance (the rates above pool them):</p><ul id=\"per-instance\">"
                          f"{''.join(items)}</ul>")
+        sens = sensitivity_table(people, alpha).filter(
+            (pl.col("study") == study) & (pl.col("model") == model))
+        if sens.height and sens["with_signal"].sum() + (sens["analysed"] - sens["unrecorded"]).sum():
+            items = [f"<li>{e(r['arm'])}: all {r['valid']}/{r['analysed']} valid "
+                     f"({_pct(r['share'])}, {level} {_pct(r['lo'])}–{_pct(r['hi'])}); with no "
+                     f"signal {r['clean_valid']}/{r['clean']} ({_pct(r['clean_share'])}, "
+                     f"{level} {_pct(r['clean_lo'])}–{_pct(r['clean_hi'])}); "
+                     f"{r['with_signal']} with a signal, {r['unrecorded']} with nothing "
+                     f"recorded</li>" for r in sens.iter_rows(named=True)]
+            parts.append(f"<p>Integrity (sensitivity; nobody excluded for it). A signal is "
+                         f"{e(RULE)}.</p><ul id=\"sensitivity\">{''.join(items)}</ul>")
         mine_tests = tests.filter((pl.col("study") == study) & (pl.col("model") == model))
         if mine_tests.height:
             said = []

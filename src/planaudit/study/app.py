@@ -91,6 +91,8 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+# what a page's script counts (static/paradata.js); the judge sums them per participant
+PARADATA = ("paste", "pasted_chars", "blur", "hidden", "hidden_ms", "first_key_ms", "open_ms")
 STUDY_PAGE = re.compile(r"/s/[A-Za-z0-9._-]{1,200}/[a-z0-9]{1,20}")  # a participant's page
 
 
@@ -414,16 +416,18 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
     def submit(p: Participant, name: str, key: str, data: dict, order: list[str]) -> str:
         m = materials.instances[p.instance]
+        seen = paradata(data)
+        kept = {"paradata": seen} if seen else None  # the submit event's data
         if name == "consent":
             if data.get("agree") != "yes":
                 raise BadInput("To take part, choose \"I agree\". If you do not agree, close this page.")
             step, _ = store.post(p.id, name, order, key, "submit", answer={"agree": True,
                                  "consent_hash": study.consent_hash}, advance=True,
-                                 consent_hash=study.consent_hash)
+                                 consent_hash=study.consent_hash, data=kept)
             return step
         if name in ("instructions", "example"):
             said = attention(name, data)
-            return store.post(p.id, name, order, key, "submit", advance=True,
+            return store.post(p.id, name, order, key, "submit", advance=True, data=kept,
                               answer={"attention": said} if said else None)[0]
         if name == "phase1":
             # a form posts a line break as CRLF; the textarea's maxlength (and a draft) count one
@@ -434,15 +438,15 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             if not text.strip():
                 raise BadInput("Please write your plan in your own words before going on.")
             return store.post(p.id, name, order, key, "submit", answer={"text": text},
-                              advance=True)[0]
+                              advance=True, data=kept)[0]
         if name == "phase2":
-            return phase2(p, m, key, data, order)
+            return phase2(p, m, key, data, order, seen)
         if name == "suggestion":
             said = data.get("correct")
             if said not in ("yes", "no"):
                 raise BadInput("Please say whether the suggested plan is correct.")
             return store.post(p.id, name, order, key, "submit", answer={"correct": said == "yes"},
-                              advance=True)[0]
+                              advance=True, data=kept)[0]
         if name == "tlx":
             try:
                 answer = read_tlx(data, study.tlx_pairwise)
@@ -451,8 +455,29 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             said = attention(name, data)
             if said:
                 answer["attention"] = said
-            return store.post(p.id, name, order, key, "submit", answer=answer, advance=True)[0]
+            return store.post(p.id, name, order, key, "submit", answer=answer, advance=True,
+                              data=kept)[0]
         raise BadInput("This page takes no answer.")
+
+    def paradata(data: dict) -> dict | None:
+        """The page's integrity counts its script sent (`static/paradata.js`), kept with
+        the post's event; anything else in the field (no script, a client of its own, a
+        forgery) is dropped, never an error: paradata is never required."""
+        raw = data.get("paradata")
+        if not isinstance(raw, str) or len(raw) > 2000:
+            return None
+        try:
+            got = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(got, dict):
+            return None
+        out = {}
+        for k in PARADATA:
+            v = got.get(k)
+            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e9:
+                out[k] = int(v)
+        return out or None
 
     def picked(m: Material, data: dict) -> str:
         """The grounded action an add names: `action` (the full list, or a client of its
@@ -489,7 +514,8 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             said[c.id] = choice
         return said
 
-    def phase2(p: Participant, m: Material, key: str, data: dict, order: list[str]) -> str:
+    def phase2(p: Participant, m: Material, key: str, data: dict, order: list[str],
+               seen: dict | None = None) -> str:
         arm = study.arm(p.arm)
         op = data.get("op")
         shown = data.get("version")  # every page's form carries it; a client of its own may not
@@ -547,7 +573,12 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                 event["check"] = m.check(plan).to_json()
             return Edit(op, event, {"plan": plan})
 
-        return store.post(p.id, "phase2", order, key, str(op), edit=edit)[0]
+        def edit_seen(stored: dict | None) -> Edit:  # the page's paradata with its event
+            e = edit(stored)
+            return e if not seen else Edit(e.kind, {**(e.data or {}), "paradata": seen},
+                                           e.answer, e.advance)
+
+        return store.post(p.id, "phase2", order, key, str(op), edit=edit_seen)[0]
 
     @app.get("/admin", response_class=HTMLResponse)
     async def _admin(request: Request):

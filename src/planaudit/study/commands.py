@@ -281,11 +281,13 @@ def cmd_analyze(args) -> int:
     alts = _alternatives(args)
     power = analysis.power(people, rates, args.power, args.alpha, alts["valid"])
     from planaudit.human.flow import flow_table
+    from planaudit.human.integrity import sensitivity_table
 
     per = analysis.instances_table(people, args.alpha)
-    # the report's human, human_tests, human_instances and human_flow
+    # the report's human, human_tests, human_instances, human_flow and human_sensitivity
     for name, frame in (("arms", human), ("tests", tests), ("instances", per),
-                        ("flow", flow_table(people, args.alpha))):
+                        ("flow", flow_table(people, args.alpha)),
+                        ("sensitivity", sensitivity_table(people, args.alpha))):
         write_table(frame, name, out)
     wanted = {"valid": alts["valid"], **{label: alts[c] for c, label in
                                          analysis.MEASURES.items()}}

@@ -58,37 +58,47 @@ def consented_only(record: dict) -> dict:
             "consent_at": None}
 
 
-def mark_exclusions(study, store, records: list[dict]) -> list[str]:
-    """Mark the records of the people on the study's exclusion list (`exclusions`: a CSV
-    `id,reason`, the id a platform id or a pseudonym) with their reason; the ids that
-    match no one are returned (said, never guessed). A missing file, or one without the
-    header, is an InputError naming it."""
+def _by_id(study, store, records: list[dict], path: Path | None, what: str, column: str,
+           field: str) -> list[str]:
+    """Mark records from a CSV `id,<column>` (the id a platform id or a pseudonym) with
+    `field`; the ids that match no one are returned (said, never guessed). A missing file,
+    or one without the header, is an InputError naming it."""
     from planaudit.commandline import InputError
     from planaudit.study.store import keyed_hash
 
-    path = study.exclusions
     if path is None:
         return []
     if not path.is_file():
-        raise InputError(f"{path}: no such file (exclusions in {study.source})")
+        raise InputError(f"{path}: no such file ({what} in {study.source})")
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    if rows and not {"id", "reason"} <= set(rows[0]):
-        raise InputError(f"{path}: the header must be id,reason")
+    if rows and not {"id", column} <= set(rows[0]):
+        raise InputError(f"{path}: the header must be id,{column}")
     secret = store.open_study(study.name)
     by = {r["participant"]: r for r in records}
     unknown = []
     for line, row in enumerate(rows, 2):
         who = (row.get("id") or "").strip()
-        reason = (row.get("reason") or "").strip()
-        if not who or not reason:
-            raise InputError(f"{path}:{line}: an id and a reason are both needed")
+        value = (row.get(column) or "").strip()
+        if not who or not value:
+            raise InputError(f"{path}:{line}: an id and a {column} are both needed")
         found = by.get(who) or by.get(keyed_hash(secret, who))
         if found is None:
             unknown.append(who)
         else:
-            found["excluded"] = reason
+            found[field] = value
     return unknown
+
+
+def mark_exclusions(study, store, records: list[dict]) -> list[str]:
+    """The study's exclusion list (`exclusions`: `id,reason`) marked on the records."""
+    return _by_id(study, store, records, study.exclusions, "exclusions", "reason", "excluded")
+
+
+def mark_authenticity(study, store, records: list[dict]) -> list[str]:
+    """The platform's own authenticity verdicts (`authenticity`: `id,verdict`), kept."""
+    return _by_id(study, store, records, study.authenticity, "authenticity", "verdict",
+                  "authenticity")
 
 
 def planbench_copy(truth: dict, folder: Path) -> dict:
@@ -208,6 +218,7 @@ def export(study, materials, store, out: Path) -> dict:
                     "model": v["model"], "method": v["method"]} for k, v in sug.items()}}
     records = [consented_only(r) for r in store.records(study.name)]
     unknown = mark_exclusions(study, store, records)
+    unverdicted = mark_authenticity(study, store, records)
     mark_attention(study, records)
     sims = simulated(store, study.name)
     meta = {"format": 1, "study": study.name, "exported_at": datetime.now(UTC).isoformat(),
@@ -223,9 +234,10 @@ def export(study, materials, store, out: Path) -> dict:
     atomic.write_parquet(pl.DataFrame(rows, infer_schema_length=None), out / "rows.parquet")
     atomic.write_parquet(pl.DataFrame(events, infer_schema_length=None, schema_overrides={
         "data": pl.String, "seconds": pl.Float64}), out / "events.parquet")
-    if unknown:
-        print(f"study {study.name}: {len(unknown)} id(s) of the exclusion list match no "
-              f"participant: {', '.join(unknown[:5])}", file=sys.stderr)
+    for ids, what in ((unknown, "the exclusion list"), (unverdicted, "the authenticity file")):
+        if ids:
+            print(f"study {study.name}: {len(ids)} id(s) of {what} match no participant: "
+                  f"{', '.join(ids[:5])}", file=sys.stderr)
     summary = {"study": study.name, "out": str(out), "participants": len(records),
                "finished": sum(r["finished"] for r in rows), "simulated": len(sims),
                "valid": sum(r["success"] for r in rows), "events": len(events)}

@@ -130,6 +130,12 @@ class Study:
         return tuple(c for c in self.attention[0] if c.page == page)
 
     @property
+    def authenticity(self) -> Path | None:
+        """The platform's authenticity verdicts' file, relative to the config."""
+        given = self.raw.get("authenticity")
+        return None if not given else (self.source.parent / given).resolve()
+
+    @property
     def allocation(self) -> Assignment:
         """The assignment as the server draws it (`study/allocation.py`)."""
         return Assignment.of(self.assignment)
