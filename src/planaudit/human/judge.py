@@ -259,6 +259,8 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
         # how phase 2 offered actions (an export from before the choice had the full list)
         "picker": (meta.get("design") or {}).get("picker", "list"),
         "instructions": told(meta.get("design") or {}),
+        # how the task was shown (names): models compare only on the same presentation
+        "presentation": ((meta.get("design") or {}).get("presentation") or {}).get(key),
         "attention_checks": (rec.get("attention") or {}).get("checks"),
         "attention_failed": (rec.get("attention") or {}).get("failed"),
         **_submitted(inst, events),

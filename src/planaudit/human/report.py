@@ -116,6 +116,31 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
     return fig
 
 
+def _presentation(people: pl.DataFrame, config: dict) -> str:
+    """Whether this run's models saw the tasks as these people did (the same names): if
+    not, the pairing is refused here, naming both, since a rate on plain names and one on
+    obfuscated names measure different tasks."""
+    from planaudit.suite.catalog import presentation
+
+    if "presentation" not in people.columns:
+        return ""
+    suite = config.get("suite") or {}
+    differ = []
+    for domain, shown in people.select("domain", "presentation").unique().sort(
+            "domain").iter_rows():
+        if shown is None or shown == "PlanBench's words":
+            continue
+        ran = presentation(suite, domain)
+        if ran != shown:
+            differ.append(f"on {domain} people saw {shown}, this run's models {ran}")
+    if not differ:
+        return ""
+    return ('<p class="note" id="presentation-refused"><b>Not comparable with this run\'s '
+            "models:</b> " + html.escape("; ".join(differ)) + ". Their rows in the main and "
+            "same-tasks tables are not set beside these people's here; run the models under "
+            "the study's experiment config (with its suite section) to compare them.</p>")
+
+
 def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out: Path) -> str:
     """The report's section on people (empty when the rows hold none)."""
     people = people_rows(frame)
@@ -183,6 +208,7 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
             how += ("<p>Told beyond the task: " + e(" | ".join(x or "nothing (as in the "
                                                                "PlanBench paper)" for x in told))
                     + ".</p>")
+        how += _presentation(mine_rows, config)
         parts.append(f"<h3>Study {e(study)}: {e(model)}</h3>{how}<ul>{''.join(lines)}</ul>")
         per = instances.filter((pl.col("study") == study) & (pl.col("model") == model))
         said = {True: " (its suggestion valid)", False: " (its suggestion invalid)", None: ""}

@@ -174,6 +174,17 @@ def cmd_serve(args) -> int:
     print(f"study {study.name}: {len(materials.instances)} instance(s), "
           f"{len(study.arms)} arm(s) ({', '.join(a.name for a in study.arms)}), "
           f"{n} suggestion(s) judged; records in {_safe(store.url)}", file=sys.stderr)
+    shown = {study.presentation(k) for k in study.instances}
+    domains = sorted({k.split("/", 1)[0] for k in study.instances if not k.startswith("planbench:")})
+    suite = study.experiment.get("suite") or {}
+    if domains:  # which models' rows may stand beside these people (the report checks it)
+        print(f"study {study.name}: people see {'; '.join(sorted(shown))}. Model rows on the "
+              f"same presentation come from an experiment config whose suite has obfuscate: "
+              f"{[d for d in domains if d in (suite.get('obfuscate') or [])]} (of {domains}) "
+              f"and seed {suite.get('seed', 0)}, as the study's experiment config "
+              f"({study.raw.get('experiment', 'config/config.yaml')}, with the study's suite "
+              f"section) has; the report sets no other run's models beside these people",
+              file=sys.stderr)
     if args.check:
         store.close()
         return EXIT_OK

@@ -385,6 +385,7 @@ def design(study: Study, materials: Materials) -> dict:
            "consent_hash": study.consent_hash, "tlx_pairwise": study.tlx_pairwise,
            "text_chars": study.text_chars, "plan_steps": study.plan_steps,
            "picker": study.picker, "instructions": study.instructions,
+           "presentation": {k: study.presentation(k) for k in study.instances},
            "attention": [dict(c.__dict__, options=list(c.options)) for c in study.attention[0]],
            "reject_after": study.attention[1]}
     for arm in study.arms:

@@ -113,6 +113,15 @@ class Study:
         return {"minimise": bool(given.get("minimise", False)),
                 "extra": [str(x) for x in given.get("extra") or ()]}
 
+    def presentation(self, key: str) -> str:
+        """How instance `key` is shown to people (PlanBench's words, or the suite's names
+        under the study's experiment config): model rows compare only on the same."""
+        if key.startswith("planbench:"):
+            return "PlanBench's words"
+        from planaudit.suite.catalog import presentation
+
+        return presentation(self.experiment.get("suite") or {}, key.split("/", 1)[0])
+
     @property
     def picker(self) -> str:
         """How phase 2 offers actions: `objects` (action, then objects) or `list`."""

@@ -185,6 +185,14 @@ def obfuscated(suite: dict, domain: str) -> bool:
     return domain in (suite.get(key) or [])
 
 
+def presentation(suite: dict, domain: str) -> str:
+    """How a domain's tasks are shown under a suite config, in words a report can print:
+    people and models are compared only on the same presentation."""
+    if obfuscated(suite, domain):
+        return f"obfuscated names (seed {int(suite.get('seed', 0))})"
+    return "plain names"
+
+
 def load_suite(suite: dict) -> list[TaskEntry]:
     """Every task of a suite config (`source`, `root`, `domains`), whatever `tasks`
     selects (`selected_suite` applies it)."""
