@@ -179,7 +179,7 @@ def test_migration_0003_matches_the_metadata(tmp_path, engine):
             with store.engine.connect() as conn:
                 assert compare_metadata(MigrationContext.configure(conn), metadata) == []
                 assert conn.execute(text("select version_num from alembic_version")).scalars().all() \
-                    == ["0004"]
+                    == ["0005"]
     finally:
         store.close()
 
@@ -348,7 +348,7 @@ def test_a_dry_run_changes_nothing_then_a_0002_database_is_upgraded_in_place(
         assert not inspect(conn).has_table("bonuses")
 
     assert run(cfg, db, out) == 0
-    assert version() == ["0004"]
+    assert version() == ["0005"]
     assert read(out) == {"OLD1": "1.50"}
     # every record kept; the seeded sequence gave OLD1 unassisted, OLD2 and OLD3 suggested
     assert [arm for _, arm in study.allocation.sequence("study", ["unassisted", "suggested"],

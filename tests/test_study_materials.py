@@ -195,7 +195,7 @@ def test_a_database_of_the_first_schema_is_upgraded_in_place(tmp_path):
     assert new
     store.migrate()
     with store.read() as conn:
-        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0004"
+        assert conn.execute(text("select version_num from alembic_version")).scalar() == "0005"
         assert conn.execute(text("select secret, design from studies")).one() == ("s3cret", None)
     assert store.find(p.id) == p
     assert store.keep_design("old", {"arms.a": 1}) == []  # the first design of an old study

@@ -687,9 +687,9 @@ def test_migrations_match_metadata_and_rerun_is_a_no_op(home, engine):
 
     try:
         store.migrate()
-        assert state() == ([], ["0004"])
+        assert state() == ([], ["0005"])
         kept = store.open_study("teststudy")
         store.migrate()
-        assert state() == ([], ["0004"]) and store.open_study("teststudy") == kept
+        assert state() == ([], ["0005"]) and store.open_study("teststudy") == kept
     finally:
         store.close()

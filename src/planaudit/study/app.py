@@ -17,8 +17,9 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -26,6 +27,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
+from planaudit.study import coding
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import ADMIN_ENV, Study, instance_tag
 from planaudit.study.store import (
@@ -39,6 +41,7 @@ from planaudit.study.store import (
 from planaudit.study.tlx import PAIRS, SCALES, read_tlx
 
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+PSEUDONYM = re.compile(r"[0-9a-f]{1,64}")  # a keyed hash (store.keyed_hash)
 MAX_BODY = 256 * 1024  # no page of the path posts more; a larger body is refused unread
 WHAT = {"participant": "participant id", "study": "study id", "session": "session id"}
 # every response: no framing, no referrer (a page's URL holds the session token), no
@@ -615,6 +618,112 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                                 status_code=404)
         return JSONResponse({"arm": p.arm, "instance": p.instance,
                              "instance_tag": instance_tag(p.instance), "step": p.step})
+
+    # -- phase-1 texts coded by hand (study/coding.py) -----------------------------------
+    # blind to arm: no page here names one, nor shows what depends on it (phase 2, a
+    # suggestion); the token rides in the links only when it came in the URL
+
+    def coding_list(coder: str) -> list[dict]:
+        """Every phase-1 text with how many coders coded it, whether they agree, and what
+        `coder` gave."""
+        last = coding.latest(store.codings(study.name))
+        out = []
+        for pseudonym, instance, _text in store.phase1_texts(study.name):
+            m = materials.instances.get(instance)
+            if m is None:
+                continue
+            cats = {c: coding.category(r["kind"], r["value"], m)
+                    for (who, c), r in last.items() if who == pseudonym}
+            out.append({"pseudonym": pseudonym, "instance": instance, "coders": len(cats),
+                        "agree": coding.agree(cats.values()), "mine": cats.get(coder)})
+        return out
+
+    def coding_page(pseudonym: str, coder: str) -> dict | None:
+        """What the coding page of one text shows `coder`; None: no such text."""
+        found = store.phase1_texts(study.name, pseudonym)
+        if not found or found[0][1] not in materials.instances:
+            return None
+        _, instance, text = found[0]
+        m = materials.instances[instance]
+        reading, machine, steps = coding.automatic(text, m)
+        mine = coding.latest(r for r in store.codings(study.name)
+                             if r["pseudonym"] == pseudonym and r["coder"] == coder)
+        got = mine.get((pseudonym, coder))
+        return {"pseudonym": pseudonym, "instance": instance, "text": text, "material": m,
+                "reading": reading, "machine": machine, "machine_steps": steps,
+                "mine": got, "mine_category": None if got is None else
+                coding.category(got["kind"], got["value"], m),
+                "typed": "\n".join(got["value"]) if got and got["kind"] == "steps" else ""}
+
+    def coder_of(request: Request, form: Mapping | None = None) -> str | None:
+        name = str((form or {}).get("coder") or request.query_params.get("coder") or "")
+        return name if coding.CODER.fullmatch(name) else None
+
+    def bad_coder(request: Request) -> HTMLResponse:
+        return problem(request, 400, "Which coder?",
+                       "Give your coder name as coder=NAME in the page's address: 1 to 32 "
+                       "letters, digits, '-' or '_'.", back=_coding_url(request, None))
+
+    def _coding_url(request: Request, coder: str | None, pseudonym: str | None = None) -> str:
+        q = {k: v for k, v in (("token", request.query_params.get("token")),
+                               ("coder", coder)) if v}
+        path = "/admin/coding" + (f"/{pseudonym}" if pseudonym else "")
+        return path + ("?" + urlencode(q) if q else "")
+
+    templates.env.globals["coding_url"] = _coding_url
+
+    @app.get("/admin/coding", response_class=HTMLResponse)
+    async def _coding(request: Request):
+        if not _admin_ok(request):
+            return _denied(request)
+        coder = request.query_params.get("coder") or None  # none: the list asks for one
+        if coder is not None and coder_of(request) is None:
+            return bad_coder(request)
+        texts = await run_in_threadpool(coding_list, coder or "")
+        return page(request, "coding", texts=texts, coder=coder,
+                    token=request.query_params.get("token", ""))
+
+    @app.get("/admin/coding/{pseudonym}", response_class=HTMLResponse)
+    async def _code(request: Request, pseudonym: str):
+        if not _admin_ok(request):
+            return _denied(request)
+        coder = coder_of(request)
+        if coder is None:
+            return bad_coder(request)
+        shown = (await run_in_threadpool(coding_page, pseudonym, coder)
+                 if PSEUDONYM.fullmatch(pseudonym) else None)
+        if shown is None:
+            return _no_text(request, coder)
+        return page(request, "code", coder=coder, categories=coding.CATEGORIES, **shown)
+
+    @app.post("/admin/coding/{pseudonym}", response_class=HTMLResponse)
+    async def _coded(request: Request, pseudonym: str):
+        """A coding, stored as a new row (the last counts), then back to the list; a bad
+        line is shown on the page again with the coder's text, and nothing stored."""
+        if not _admin_ok(request):
+            return _denied(request)
+        form = await request.form()
+        coder = coder_of(request, form)
+        if coder is None:
+            return bad_coder(request)
+        shown = (await run_in_threadpool(coding_page, pseudonym, coder)
+                 if PSEUDONYM.fullmatch(pseudonym) else None)
+        if shown is None:
+            return _no_text(request, coder)
+        kind, typed = str(form.get("kind") or ""), str(form.get("steps") or "")
+        try:
+            value = coding.value_of(kind, typed, str(form.get("verdict") or ""),
+                                    shown["material"])
+        except coding.CodingError as e:
+            return page(request, "code", 422, coder=coder, categories=coding.CATEGORIES,
+                        **{**shown, "typed": typed}, error=str(e))
+        await run_in_threadpool(store.code, study.name, pseudonym, coder, kind, value)
+        return RedirectResponse(_coding_url(request, coder), status_code=303)
+
+    def _no_text(request: Request, coder: str) -> HTMLResponse:
+        return problem(request, 404, "No such text",
+                       "No participant of this study sent a phase-1 text under this pseudonym.",
+                       back=_coding_url(request, coder))
 
     def _admin_token(request: Request) -> str:
         auth = request.headers.get("authorization", "")

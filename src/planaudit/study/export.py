@@ -12,7 +12,9 @@ The folder:
 - `tasks/<n>/`: the n-th instance's domain.pddl, problem.pddl, truth.json, brief.json;
 - `rows.parquet`, `events.parquet`: the judged rows and the events (the workflow judges
   `records.jsonl` again, through `planaudit human shard`, when the config names the
-  folder under `study: {records: [...]}`)."""
+  folder under `study: {records: [...]}`);
+- `codings.csv`, `coding.json`: the phase-1 texts coded by hand (`/admin/coding`), each
+  coder's last coding with its category, and the coders' agreement (`study/coding.py`)."""
 
 from __future__ import annotations
 
@@ -186,6 +188,32 @@ def allocation_csv(study, records: list[dict]) -> str:
     return out.getvalue()
 
 
+def coding_files(study, materials, store, records: list[dict], rows: list[dict]) -> tuple[str, dict]:
+    """`codings.csv` (every coder's last coding of each phase-1 text, with its category)
+    and `coding.json` (kappa between the two coders with the most texts in common, their
+    disagreements, and the automatic reading against each coder): `study/coding.py`."""
+    from planaudit.study import coding
+
+    instance = {r["participant"]: r["instance"] for r in records}
+    wrote = {r["participant"] for r in records if ((r.get("answers") or {}).get("phase1") or {})
+             .get("text")}
+    machine = {r["participant"]: coding.from_outcome(r.get("text_outcome")) for r in rows
+               if r["participant"] in wrote}
+    out = io.StringIO()
+    table = csv.writer(out, lineterminator="\n")
+    table.writerow(["pseudonym", "coder", "kind", "value", "category", "at"])
+    codes: dict[str, dict[str, str]] = {}
+    last = coding.latest(store.codings(study.name))
+    for (pseudonym, coder), r in sorted(last.items()):
+        m = materials.instances.get(instance.get(pseudonym, ""))
+        if m is None:  # no such participant in the records: nothing to judge it on
+            continue
+        cat = coding.category(r["kind"], r["value"], m)
+        codes.setdefault(coder, {})[pseudonym] = cat
+        table.writerow([pseudonym, coder, r["kind"], json.dumps(r["value"]), cat, r["at"]])
+    return out.getvalue(), coding.summary(codes, machine, instance)
+
+
 def export(study, materials, store, out: Path) -> dict:
     """Write the export folder; the summary (participants, finished, simulated, rows)."""
     import polars as pl
@@ -234,6 +262,16 @@ def export(study, materials, store, out: Path) -> dict:
     atomic.write_parquet(pl.DataFrame(rows, infer_schema_length=None), out / "rows.parquet")
     atomic.write_parquet(pl.DataFrame(events, infer_schema_length=None, schema_overrides={
         "data": pl.String, "seconds": pl.Float64}), out / "events.parquet")
+    codings, agreement = coding_files(study, materials, store, records, rows)
+    atomic.write_text(out / "codings.csv", codings)
+    atomic.write_text(out / "coding.json", json.dumps(agreement, indent=1) + "\n")
+    if agreement["coders"]:
+        k = agreement["kappa"]
+        print(f"study {study.name}: phase-1 texts coded by {len(agreement['coders'])} coder(s); "
+              f"kappa {'undefined' if k is None else f'{k:.3f}'} over {agreement['texts']} "
+              f"text(s) of {' and '.join(agreement['pair'] or [])}, "
+              f"{len(agreement['disagreements'])} disagreement(s) -> coding.json",
+              file=sys.stderr)
     for ids, what in ((unknown, "the exclusion list"), (unverdicted, "the authenticity file")):
         if ids:
             print(f"study {study.name}: {len(ids)} id(s) of {what} match no participant: "

@@ -26,6 +26,7 @@ import secrets
 import threading
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -135,6 +136,17 @@ allocation_counts = Table(
     Column("n", Integer, nullable=False),
 )
 
+codings = Table(
+    "codings", metadata,  # phase-1 texts coded by hand, every coding kept (migration 0005)
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("study", String(64), ForeignKey("studies.name"), nullable=False, index=True),
+    Column("pseudonym", String(64), nullable=False),
+    Column("coder", String(32), nullable=False),
+    Column("kind", String(16), nullable=False),  # "steps" or "verdict"
+    Column("value", Text, nullable=False),  # JSON: the steps (a list) or the verdict
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
 ENROL_BATCH = 100  # entries enrolled in one transaction at most (the lock's longest hold)
 
 
@@ -190,8 +202,9 @@ class Owed:
 
 @dataclass(eq=False)
 class _Entry:
-    """One call of `Store.enrol` waiting for its batch: what it asks, and what it gets."""
+    """One entry waiting for its batch: what it asks, and the future of its outcome."""
 
+    study: str
     pseudonym: str
     platform: dict
     arms: list[str]
@@ -200,58 +213,62 @@ class _Entry:
     first_step: str
     cap: int | None
     closed: bool
-    done: threading.Event = field(default_factory=threading.Event)
-    lead: bool = False  # woken to enrol the next batch, not with its own outcome
-    outcome: tuple[Participant, bool] | BaseException | None = None
-
-    def result(self) -> tuple[Participant, bool]:
-        if isinstance(self.outcome, BaseException):
-            raise self.outcome
-        assert self.outcome is not None, "an entry woken without its outcome"
-        return self.outcome
+    future: Future = field(default_factory=Future)
 
 
 class Enrolments:
-    """A study's entries, enrolled in batches (a group commit): the first caller to find no
-    batch running enrols everything queued, in one transaction under the study's lock; the
-    callers that queue meanwhile wait, and the first of them leads the next batch. Under a
-    burst each transaction serves dozens of entries, so the lock is taken, the counts read
-    and the commit made once per batch rather than once per person (each hold of the lock
-    also waits for the threads it wakes, for the GIL, after every round trip). Each caller
-    returns only after its own batch has committed; alone, a caller is a batch of one."""
+    """Entries enrolled in batches (a group commit) by one thread of their own: whoever
+    enters queues and is handed a future; the thread takes everything queued, enrols each
+    study's share in one transaction under that study's lock, and resolves the futures
+    once it has committed. Under a burst each transaction serves dozens of entries, so the
+    lock is taken, the counts read and the commit made once per batch rather than once per
+    person; and since the server awaits the future rather than a worker thread, an entry
+    costs its request no thread of the pool, nor the pool's hand-offs, each a wait for the
+    GIL while the event loop is busy with the burst. Alone, an entry is a batch of one."""
 
-    def __init__(self, enrol: Callable[[list[_Entry]], None]):
+    def __init__(self, enrol: Callable[[str, list[_Entry]], None]):
         self._enrol = enrol
-        self._lock = threading.Lock()
+        self._ready = threading.Condition()
         self._queue: list[_Entry] = []
-        self._running = False
+        self._thread: threading.Thread | None = None
+        self._closed = False
 
-    def __call__(self, entry: _Entry) -> tuple[Participant, bool]:
-        with self._lock:
+    def submit(self, entry: _Entry) -> Future:
+        with self._ready:
+            if self._closed:
+                raise RuntimeError("the store is closed: no more enrolments")
             self._queue.append(entry)
-            lead, self._running = not self._running, True
-        if not lead:
-            entry.done.wait()
-            if not entry.lead:
-                return entry.result()
-        with self._lock:
-            batch, self._queue = self._queue[:ENROL_BATCH], self._queue[ENROL_BATCH:]
-        try:
-            self._enrol(batch)
-        except BaseException as e:  # nothing of the batch was committed: each caller is told
-            for other in batch:
-                other.outcome = e
-        finally:
-            with self._lock:
-                if self._queue:
-                    self._queue[0].lead = True
-                else:
-                    self._running = False
-                following = self._queue[:1]
-            for other in [*batch, *following]:
-                if other is not entry:
-                    other.done.set()
-        return entry.result()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="enrolments", daemon=True)
+                self._thread.start()
+            self._ready.notify()
+        return entry.future
+
+    def close(self) -> None:
+        """Enrol what is queued, then end the thread."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closed:
+                    self._ready.wait()
+                if not self._queue:
+                    return
+                batch, self._queue = self._queue[:ENROL_BATCH], self._queue[ENROL_BATCH:]
+            batch = [e for e in batch if e.future.set_running_or_notify_cancel()]  # not given up
+            for study in dict.fromkeys(e.study for e in batch):
+                mine = [e for e in batch if e.study == study]
+                try:
+                    self._enrol(study, mine)
+                except Exception as e:  # nothing of these was committed: each is told
+                    for entry in mine:
+                        if not entry.future.done():
+                            entry.future.set_exception(e)
 
 
 def _participant(row) -> Participant:
@@ -297,7 +314,7 @@ class Store:
         # its writers queue on a lock here rather than on SQLite's busy timeout, which sleeps
         # and polls while the lock may already be free
         self.writing = threading.Lock() if self.sqlite else nullcontext()
-        self._enrolments: dict[str, Enrolments] = {}
+        self._enrolments = Enrolments(self._enrol)
         self._counted = False  # allocation_counts seen (migration 0004); see _cells
         if self.sqlite:
             self.engine = _sqlite_engine(url, immediate=True)
@@ -323,6 +340,7 @@ class Store:
             command.upgrade(cfg, "head")
 
     def close(self) -> None:
+        self._enrolments.close()
         self.engine.dispose()
         if self.reader is not self.engine:
             self.reader.dispose()
@@ -395,15 +413,20 @@ class Store:
         config's order. A newcomer to a `closed` study, or one past the `cap`, raises
         EnrolmentClosed (someone already in goes on). Entries arriving together are
         enrolled together (`Enrolments`), each exactly as if alone, in the order they came."""
-        queue = self._enrolments.get(study) or self._enrolments.setdefault(  # atomic: one queue
-            study, Enrolments(lambda batch: self._enrol(study, batch)))
-        return queue(_Entry(pseudonym, platform, arms, instances, assignment, first_step, cap,
-                            closed))
+        return self.enrolling(study, pseudonym, platform, arms, instances, assignment, first_step,
+                              cap, closed).result()
+
+    def enrolling(self, study: str, pseudonym: str, platform: dict, arms: list[str],
+                  instances: list[str], assignment: Assignment, first_step: str,
+                  cap: int | None = None, closed: bool = False) -> Future:
+        """`enrol`, queued: the future of its outcome (what the server awaits)."""
+        return self._enrolments.submit(_Entry(study, pseudonym, platform, arms, instances,
+                                              assignment, first_step, cap, closed))
 
     def _enrol(self, study: str, batch: list[_Entry]) -> None:
-        """Enrol `batch` in one transaction holding the study's lock, then give each entry its
-        outcome. Should the batch fail as a whole (an integrity error, say), each entry is
-        tried alone, so one cannot take the others down with it."""
+        """Enrol `batch` in one transaction holding the study's lock, then resolve each
+        entry's future. Should the batch fail as a whole (an integrity error, say), each
+        entry is tried alone, so one cannot take the others down with it."""
         try:
             outcomes = self._enrol_together(study, batch)
         except Exception:
@@ -416,7 +439,10 @@ class Store:
                 except Exception as e:
                     outcomes.append(e)
         for entry, outcome in zip(batch, outcomes, strict=True):
-            entry.outcome = outcome
+            if isinstance(outcome, BaseException):
+                entry.future.set_exception(outcome)
+            else:
+                entry.future.set_result(outcome)
 
     def _enrol_together(self, study: str, batch: list[_Entry]) -> list:
         """One transaction for the batch; its outcomes, in its order, once committed."""
@@ -589,20 +615,27 @@ class Store:
     def view(self, pid: str, page: str) -> tuple[Participant | None, dict[str, dict]]:
         """What showing a page reads, on one connection: the participant and all their
         answers; the page's first view is stamped when it is their step (a write only
-        then: a page shown again writes nothing)."""
-        with self.read() as conn:
-            row = conn.execute(select(participants).where(participants.c.id == pid)).first()
+        then: a page shown again writes nothing). Two queries (the participant with whether
+        the page was viewed, then the answers); on PostgreSQL the stamp is written on the
+        same connection, in the same transaction (a checkout, its ping and a commit fewer:
+        each round trip is a wait for the GIL under load), on SQLite afterwards by the one
+        writer, as reads never take the write lock there."""
+        viewed = select(events.c.id).where(events.c.participant_id == pid, events.c.page == page,
+                                           events.c.kind == "view").exists()
+        stamp = insert(events).values(participant_id=pid, page=page, kind="view")
+        with self.read() if self.sqlite else self.write() as conn:
+            row = conn.execute(select(participants, viewed.label("viewed"))
+                               .where(participants.c.id == pid)).first()
             if row is None:
                 return None, {}
             p = _participant(row)
             got = _answers(conn, pid)
-            seen = p.step != page or conn.execute(select(events.c.id).where(
-                events.c.participant_id == pid, events.c.page == page,
-                events.c.kind == "view").limit(1)).first() is not None
-        if not seen:
+            first = p.step == page and not row.viewed
+            if first and not self.sqlite:
+                conn.execute(stamp.values(at=now()))
+        if first and self.sqlite:
             with self.write() as conn:
-                conn.execute(insert(events).values(participant_id=pid, page=page, kind="view",
-                                                   at=now()))
+                conn.execute(stamp.values(at=now()))
         return p, got
 
     def cells(self, study: str) -> set[tuple[str, str]]:
@@ -724,6 +757,39 @@ class Store:
                 select(bonuses.c.batch, func.count(), func.min(bonuses.c.created_at))
                 .where(bonuses.c.study == study).group_by(bonuses.c.batch)
                 .order_by(func.min(bonuses.c.created_at), bonuses.c.batch))]
+
+    # -- phase-1 texts coded by hand (`/admin/coding`, `study/coding.py`) ----------------------
+
+    def phase1_texts(self, study: str, pseudonym: str | None = None) -> list[tuple[str, str, str]]:
+        """(pseudonym, instance, text) of everyone who sent a phase-1 text (or of
+        `pseudonym` alone), in order of entry; never the arm, which coders must not learn."""
+        q = (select(participants.c.pseudonym, participants.c.instance, answers.c.data)
+             .join(answers, and_(answers.c.participant_id == participants.c.id,
+                                 answers.c.page == "phase1"))
+             .where(participants.c.study == study)
+             .order_by(participants.c.created_at, participants.c.id))
+        if pseudonym is not None:
+            q = q.where(participants.c.pseudonym == pseudonym)
+        with self.read() as conn:
+            rows = conn.execute(q).all()
+        return [(r.pseudonym, r.instance, json.loads(r.data).get("text") or "") for r in rows]
+
+    def code(self, study: str, pseudonym: str, coder: str, kind: str, value) -> None:
+        """One coding of a phase-1 text, added (a recoding adds a row: the last counts)."""
+        with self.write() as conn:
+            conn.execute(insert(codings).values(study=study, pseudonym=pseudonym, coder=coder,
+                                                kind=kind, value=json.dumps(value), at=now()))
+
+    def codings(self, study: str) -> list[dict]:
+        """Every coding of `study`, oldest first (pseudonym, coder, kind, value, at); none
+        on a database not yet migrated to 0005 (an export reads it as it is)."""
+        with self.read() as conn:
+            if not inspect(conn).has_table("codings"):
+                return []
+            rows = conn.execute(select(codings).where(codings.c.study == study)
+                                .order_by(codings.c.at, codings.c.id)).all()
+        return [{"pseudonym": r.pseudonym, "coder": r.coder, "kind": r.kind,
+                 "value": json.loads(r.value), "at": _iso(r.at)} for r in rows]
 
 
 def _answers(conn: Connection, pid: str) -> dict[str, dict]:
