@@ -26,10 +26,12 @@ The entry burst is reported apart (issue 48): every participant's first request,
 platform link (`enter GET`: the enrolment, an arm assigned under the study's lock, and
 the redirect), is sent in the same instant, so its p99 is the launch's worst wait; beside
 it, the link to the first page shown (that request plus the consent page it redirects to,
-summed per participant). Each engine's entry p99 and its ratio to the 200 ms goal end
-the output. `--entry-only` stops every participant at the consent page (a quick look at
-the burst alone), and `--repeat N` runs each engine N times (a fresh server and database
-each) and prints the range, as a shared machine's figures vary from run to run.
+summed per participant), and after the crowd the same burst of clients against `/healthz`,
+which does nothing: its p99 is the clients' and the HTTP server's own share on this machine.
+Each engine's entry p99 and its ratio to the 200 ms goal end the output. `--entry-only`
+stops every participant at the consent page (a quick look at the burst alone), and
+`--repeat N` runs each engine N times (a fresh server and database each) and prints the
+range, as a shared machine's figures vary from run to run.
 
 The client and the server share this machine's cores (the client's CPU time, the
 server's, and the machine's busy share are printed): with no think time every
@@ -293,6 +295,29 @@ async def crowd(url: str, n: int, think: float, seed: int,
     return people, wall, cpu
 
 
+async def floor(url: str, n: int) -> list[float]:
+    """The same burst against a page that does nothing (`/healthz`: no database, no
+    template): n clients made as the participants' are, one request each, all at once.
+    What it takes is the clients' and the HTTP server's own share of the entry burst on
+    this machine, the part no change to the entry path can remove."""
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clients = [httpx.AsyncClient(base_url=url, timeout=120, limits=limits) for _ in range(n)]
+    go, times = asyncio.Event(), []
+
+    async def one(client: httpx.AsyncClient) -> None:
+        await go.wait()
+        t0 = time.perf_counter()
+        (await client.get("/healthz")).raise_for_status()
+        times.append(time.perf_counter() - t0)
+
+    tasks = [asyncio.create_task(one(c)) for c in clients]
+    await asyncio.sleep(0)
+    go.set()
+    await asyncio.gather(*tasks)
+    await asyncio.gather(*(c.aclose() for c in clients))
+    return times
+
+
 def lost(people: list[Participant], records: dict[str, dict], pseudonym,
          entry_only: bool = False) -> dict[str, int]:
     """Acknowledged posts missing from the records, stored steps and answers that differ
@@ -354,6 +379,7 @@ def run(db: str, n: int, think: float, seed: int, entry_only: bool = False) -> t
             people, wall, cpu_client = asyncio.run(crowd(server.url, n, think, seed, entry_only))
             cpu_server = cpu_ticks(server.proc.pid) - cpu_server
             busy, total = (a - b for a, b in zip(machine_ticks(), machine, strict=True))
+            bare = asyncio.run(floor(server.url, n))  # after the crowd: it measures untouched
             t = time.perf_counter()
             r = httpx.get(f"{server.url}/admin/records.jsonl", params={"token": token}, timeout=300)
             r.raise_for_status()
@@ -400,7 +426,8 @@ def run(db: str, n: int, think: float, seed: int, entry_only: bool = False) -> t
     print(f"entry burst: {len(enter)} enrolments sent at once, p50 {pct(enter, .5):.0f} ms, p99 "
           f"{entry_p99:.0f} ms ({entry_p99 / GOAL_P99_MS:.2f}x the {GOAL_P99_MS:.0f} ms goal), max "
           f"{1000 * max(enter):.0f} ms; to the first page shown (+ its GET): p99 {first_p99:.0f} ms "
-          f"({first_p99 / GOAL_P99_MS:.2f}x)")
+          f"({first_p99 / GOAL_P99_MS:.2f}x); the same burst to /healthz (the clients' and HTTP's "
+          f"own share): p99 {pct(bare, .99):.0f} ms")
 
     arms = Counter(row["arm"] for row in rows)
     cells = Counter((row["arm"], row["instance"]) for row in rows)
@@ -428,6 +455,7 @@ def run(db: str, n: int, think: float, seed: int, entry_only: bool = False) -> t
                "p50_ms": pct(every, .5), "p99_ms": p99, "max_ms": 1000 * max(every),
                "entry_p50_ms": pct(enter, .5), "entry_p99_ms": entry_p99,
                "entry_goal_ratio": entry_p99 / GOAL_P99_MS, "first_page_p99_ms": first_p99,
+               "floor_p99_ms": pct(bare, .99),
                "cpu_client_s": cpu_client, "cpu_server_s": cpu_server,
                "server_ms_per_request": 1000 * cpu_server / len(every),
                "arms": "/".join(str(arms[a]) for a in sorted(arms)), "lost": steps,
@@ -467,7 +495,7 @@ def main() -> int:
                   f"{f' (run {k + 1})' if args.repeat > 1 else ''}: "
                   + ", ".join(f"{name} {'met' if ok else 'MISSED'}" for name, ok in v.items()))
     print(f"\n{'engine':12} {'entry p99 ms':>16} {'x 200 ms goal':>14} {'first page p99':>16} "
-          f"{'all p99 ms':>14}")
+          f"{'all p99 ms':>14} {'/healthz p99':>14}")
     for db, done in every.items():
         def span(key: str, done=done) -> str:
             xs = sorted(f[key] for _, f in done)
@@ -475,7 +503,7 @@ def main() -> int:
         ratios = sorted(f["entry_goal_ratio"] for _, f in done)
         ratio = f"{ratios[0]:.2f}" + ("" if len(ratios) == 1 else f"-{ratios[-1]:.2f}")
         print(f"{db:12} {span('entry_p99_ms'):>16} {ratio:>14} {span('first_page_p99_ms'):>16} "
-              f"{span('p99_ms'):>14}")
+              f"{span('p99_ms'):>14} {span('floor_p99_ms'):>14}")
     units = {"requests": ("requests", "requests, all pages"), "wall_s": ("s", "wall time"),
              "requests_per_s": ("requests/s", "throughput"), "p50_ms": ("ms", "latency, median"),
              "p99_ms": ("ms", "latency, 99th percentile (goal: under 200 ms)"),
@@ -485,6 +513,8 @@ def main() -> int:
              "entry_goal_ratio": ("x", "entry burst's 99th percentile over the 200 ms goal"),
              "first_page_p99_ms": ("ms", "the link to the first page shown (entry + its GET), "
                                          "99th percentile"),
+             "floor_p99_ms": ("ms", "the same burst to /healthz (no database, no page), 99th "
+                                    "percentile: the clients' and HTTP's own share"),
              "cpu_client_s": ("CPU s", "the participants' process"),
              "cpu_server_s": ("CPU s", "the server process"),
              "server_ms_per_request": ("CPU ms", "the server's CPU a request"),
@@ -500,7 +530,7 @@ def main() -> int:
         for key, (unit, label) in units.items():
             figures[f"{db}_{key}"] = record.figure(f[key], unit, f"{db}: {label}")
         if len(done) > 1:
-            for key in ("entry_p99_ms", "p99_ms"):
+            for key in ("entry_p99_ms", "p99_ms", "floor_p99_ms"):
                 xs = [g[key] for _, g in done]
                 figures[f"{db}_{key}_range"] = record.figure(
                     f"{min(xs):.0f}-{max(xs):.0f}", "ms", f"{db}: {units[key][1]}, over {len(done)} runs")

@@ -147,7 +147,9 @@ codings = Table(
     Column("at", DateTime(timezone=True), nullable=False),
 )
 
-ENROL_BATCH = 100  # entries enrolled in one transaction at most (the lock's longest hold)
+# entries enrolled in one transaction at most (the lock's longest hold): a launch's 200 in
+# two or three transactions (the first while the rest are still arriving)
+ENROL_BATCH = 250
 
 
 def now() -> datetime:
