@@ -82,6 +82,7 @@ PATH = ("enter", "consent", "instructions", "example", "phase1", "phase2", "sugg
 FORM = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 OPTION = re.compile(r'<option value="([^"]+)">')
+SLOT = re.compile(r'<select name="arg\d+"[^>]*>(.*?)</select>', re.S)  # a picker line's object
 RADIO = re.compile(r'<input type="radio" name="(pair_[a-z]+_[a-z]+)" value="([a-z]+)"')
 SCALE = re.compile(r'<input type="radio" name="([a-z]+)" value="(\d+)" required')
 WORDS = ("first", "take", "the", "block", "off", "put", "it", "down", "on", "table", "then", "pick",
@@ -204,13 +205,28 @@ async def participant(client: httpx.AsyncClient, who: Participant, go: asyncio.E
         who.error = f"{type(e).__name__}: {e}"
 
 
+def pick(html: str, rng: random.Random) -> tuple[dict[str, str], str]:
+    """An action added as a participant adds one, and the form that sends it: on the picker
+    (the default), a line and an object for each of its places, with that line's form; on
+    the paper's list (`picker: list`), one of the list's actions."""
+    lines = [(dict(HIDDEN.findall(body)), [OPTION.findall(s) for s in SLOT.findall(body)])
+             for attrs, body in FORM.findall(html) if 'class="pick"' in attrs]
+    if not lines:
+        actions = OPTION.findall(html)
+        if not actions:
+            raise Unexpected("phase2: no actions to pick")
+        action = rng.choice(actions)
+        return {**phase2_form(html, "add"), "action": action}, action
+    fields, slots = rng.choice(lines)
+    args = [rng.choice(options) for options in slots]
+    return ({**fields, **{f"arg{k}": a for k, a in enumerate(args, 1)}},
+            f"({' '.join([fields['name'], *args])})")
+
+
 async def phase2(client: httpx.AsyncClient, who: Participant, tok: str, html: str, post, pause) -> str:
     """Build the plan by hand: 4-8 adds, one undo, one move, submit (every post's
     redirect GET timed as phase2 GET). Returns where the submit sends."""
     rng = who.rng
-    actions = OPTION.findall(html)
-    if not actions:
-        raise Unexpected("phase2: no actions to pick")
     adds = rng.randint(4, 8)
     undo_after = rng.randint(1, adds)
     move_after = rng.randint(2, adds)
@@ -219,7 +235,8 @@ async def phase2(client: httpx.AsyncClient, who: Participant, tok: str, html: st
 
     async def send(op: str, fields: dict, index: int | None = None) -> str:
         nonlocal html
-        location = await post("phase2", op, {**phase2_form(html, op, index), **fields}, f"phase2 POST {op}")
+        form = {} if op == "add" else phase2_form(html, op, index)  # an add brings its own
+        location = await post("phase2", op, {**form, **fields}, f"phase2 POST {op}")
         if location.rsplit("/", 1)[1] != "phase2":
             return location
         if op == "submit":  # a feedback arm's verdict, not the submission: stored as feedback
@@ -239,8 +256,8 @@ async def phase2(client: httpx.AsyncClient, who: Participant, tok: str, html: st
         moved = True
 
     for k in range(1, adds + 1):
-        action = rng.choice(actions)
-        await send("add", {"action": action})
+        fields, action = pick(html, rng)
+        await send("add", fields)
         plan.append(action)
         if k == undo_after:
             await send("undo", {})
