@@ -525,6 +525,28 @@ def test_balanced_assignment_crosses_arms_with_instances(race):
     assert len(cells) == 4 and max(cells.values()) - min(cells.values()) <= 1, cells
 
 
+def test_allocation_counts_equal_the_participants_after_the_race(race, request, home):
+    """The counts assignment reads (`allocation_counts`, kept by each batch of entries) equal
+    the participants' own after the 100 concurrent entries: one server, two servers on one
+    PostgreSQL database, or two worker processes, each enrolling its own batches."""
+    param = request.node.callspec.params["race"]
+    name = f"race{RACES.index(param)}"  # the fixture's database, as `database` named it
+    db = (f"sqlite:///{home.parent / name}.sqlite" if param == "sqlite" else
+          next(u for u in CREATED if make_url(u).database == f"pa_study_{os.getpid()}_{name}"))
+    store = Store(db)
+    try:
+        with store.read() as conn:
+            kept = Counter({(a, i): n for a, i, n in conn.execute(text(
+                "select arm, instance, n from allocation_counts where study = 'teststudy'"))})
+            real = Counter({(a, i): n for a, i, n in conn.execute(text(
+                "select arm, instance, count(*) from participants where study = 'teststudy' "
+                "group by arm, instance"))})
+    finally:
+        store.close()
+    assert kept == real == Counter((r["arm"], r["instance"]) for r in race), (kept, real)
+    assert sum(kept.values()) == 100
+
+
 def test_workers_need_postgresql(home, tmp_path):
     out = subprocess.run([PLANAUDIT, "study", "serve", "--config", str(home), "--workers", "2", "--db",
                           f"sqlite:///{tmp_path}/w.sqlite", "--check"], capture_output=True, text=True)
