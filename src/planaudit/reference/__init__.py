@@ -6,7 +6,9 @@ answer or an agent's optimal next step; `reference/flawed` answers as the oracle
 injects seeded faults at configured rates (`answers.py`, `agent.py`); `reference/responsive`
 injects faults too, and corrects them when a method's mechanism (a validator's feedback, a
 critic, a gate, a reflection, a self-critique) meets them, at configured rates
-(`responsive.py`, `faults.py`; `expected.py` computes what each method should score). They are an
+(`responsive.py`, `faults.py`; `expected.py` computes what each method should score); as a
+study's chat assistant (purpose "assistant") each proposes plans known in advance
+(`assistant.py`). They are an
 in-process provider of `llm/` (`llm/local.py` names `reply`), so their calls take the
 client's cache, retries, pricing (zero) and transcripts, and a process that runs only
 references never imports litellm. Their replies are never an LLM's: tables label them.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from planaudit.reference import responsive
+from planaudit.reference import assistant, responsive
 from planaudit.reference.agent import _history, online_text, online_turn
 from planaudit.reference.answers import FAULTS, answer, curriculum_answer, flawed_plan
 
@@ -46,6 +48,8 @@ def reply(variant: str, messages: list[dict], meta: dict) -> tuple[str, list[dic
             turn = len(_history(messages)) + 1
             tool_calls = [{"id": f"call_{turn}", "type": "function",
                            "function": {"name": name, "arguments": json.dumps(args)}}]
+    elif meta.get("purpose") == "assistant":  # a study's chat, every variant
+        text = assistant.reply(variant, meta, messages)
     elif variant == "responsive":
         text = responsive.reply(meta, messages)
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from planaudit.reference.draws import draw_key
@@ -135,14 +136,25 @@ def _flawed_answer(folder: Path, truth: dict, meta: dict) -> str:
     # that the flawed reference is as blind to disguises as the oracle
     task = str(meta.get("task", folder)).partition("@")[0]
     rng = random.Random(draw_key(meta, task))
-    names = json.loads((folder / "names.json").read_text())
-    objects = sorted((names["objects"] if "disguise" in names else names).values())
+    return flawed_plan(truth, task_objects(folder), meta.get("faults", {}), rng,
+                       random_plan(folder))
 
-    def random_plan(r: random.Random) -> list[str]:
+
+def task_objects(folder: Path) -> list[str]:
+    """The task's objects as its briefs name them (a disguised task's `names.json` keeps
+    them under `objects`): the names a wrong argument is drawn from."""
+    names = json.loads((folder / "names.json").read_text())
+    return sorted((names["objects"] if "disguise" in names else names).values())
+
+
+def random_plan(folder: Path) -> Callable[[random.Random], list[str]]:
+    """A draw of three grounded actions of the task (a plan said for an unsolvable one);
+    the task is loaded only when a draw is made, as most answers never need it."""
+    def draw(r: random.Random) -> list[str]:
         from planaudit.formal.load import load_task
 
         task = load_task(folder / "domain.pddl", folder / "problem.pddl")
         ops = task.all_operators()
         return [r.choice(ops).name for _ in range(3)] if ops else ["(noop)"]
 
-    return flawed_plan(truth, objects, meta.get("faults", {}), rng, random_plan)
+    return draw
