@@ -28,6 +28,7 @@ from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from planaudit.study import coding
+from planaudit.study.assistant import Assistants, BudgetSpent
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import ADMIN_ENV, Study, instance_tag
 from planaudit.study.store import (
@@ -151,7 +152,10 @@ def pages(study: Study, arm: str) -> list[str]:
             *(["suggestion"] if sug else []), "tlx", "done"]
 
 
-def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
+def create_app(study: Study, materials: Materials, store: Store,
+               assistants: Assistants | None = None) -> FastAPI:
+    if assistants is None and any(a.assistant is not None for a in study.arms):
+        assistants = Assistants(study)
     app = FastAPI(title=f"planaudit study {study.name}", docs_url=None, redoc_url=None,
                   openapi_url=None)
     templates = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
@@ -330,6 +334,8 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)  # page is done
         if order.index(name) > order.index(p.step):
             return _not_reached(request, f"/s/{tok}/{p.step}")
+        if name == "phase2" and data.get("op") == "ask":
+            return await ask(request, p, tok, key, data, order)
         try:
             step = await run_in_threadpool(submit, p, name, key, data, order)
         except NotReached:
@@ -345,6 +351,72 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             ctx.update(error=str(e), typed=data)
             return page(request, name, 422, tok=tok, key=secrets.token_hex(16), **ctx)
         return RedirectResponse(f"/s/{tok}/{step}", status_code=303)
+
+    async def ask(request: Request, p: Participant, tok: str, key: str, data: dict,
+                  order: list[str]) -> Response:
+        """A message to the assistant: stored first (nothing said is lost to a failing
+        provider), then answered through `llm/`, the reply stored with its proposal judged."""
+        arm, m = study.arm(p.arm), materials.instances[p.instance]
+        back = RedirectResponse(f"/s/{tok}/phase2#chat", status_code=303)
+        try:
+            stored = await run_in_threadpool(store.post, p.id, "phase2", order, key, "ask",
+                                             edit=lambda got: asked(arm, m, data, got))
+        except NotReached:
+            return _not_reached(request, f"/s/{tok}/{p.step}")
+        except BadInput as e:
+            ctx = await run_in_threadpool(context, p, "phase2")
+            ctx.update(error=str(e), typed=data)
+            return page(request, "phase2", 422, tok=tok, key=secrets.token_hex(16), **ctx)
+        if not stored[1]:  # sent twice, or the page is done: the first post is answered
+            return RedirectResponse(f"/s/{tok}/{stored[0]}", status_code=303)
+        chat = (await run_in_threadpool(store.answers, p.id)).get("phase2", {}).get("chat", [])
+        assert assistants is not None
+        try:
+            reply = await assistants.answer(arm, m, p.pseudonym, chat)
+        except BudgetSpent as e:  # checked when asked; a second tab may have spent it since
+            reply = {"role": "assistant", "text": None, "error": f"budget: {e}",
+                     "proposal": None, "unsolvable": False, "verdict": None}
+
+        def answered(got: dict | None) -> Edit:
+            kept = dict(got or {})
+            kept["chat"] = [*kept.get("chat", []), reply]
+            event = {k: v for k, v in reply.items() if k != "role"}
+            return Edit("reply", event, kept)
+
+        await run_in_threadpool(store.post, p.id, "phase2", order, key[:28] + "repl", "reply",
+                                edit=answered)
+        return back
+
+    def asked(arm, m: Material, data: dict, got: dict | None) -> Edit:
+        """The participant's message appended to the stored conversation (inside the
+        post's transaction), within the arm's budget."""
+        from planaudit.study.assistant import budget
+
+        a = arm.assistant
+        if a is None:
+            raise BadInput("This page has no assistant.")
+        text = str(data.get("message") or "").replace("\r\n", "\n").strip()
+        if not text:
+            raise BadInput("Write a message to the assistant first.")
+        if len(text) > a.message_chars:
+            raise BadInput(f"Your message is {len(text)} characters long; the assistant takes at "
+                           f"most {a.message_chars}. Please shorten it.")
+        kept = dict(got or {})
+        chat = list(kept.get("chat", []))
+        if chat and chat[-1]["role"] == "user":
+            raise BadInput("The assistant is still answering your last message; reload the "
+                           "page in a moment.")
+        used = budget(arm, chat)
+        if used.turns_used >= a.turns:
+            raise BadInput(f"You have used all {a.turns} messages to the assistant; you can "
+                           "go on with your plan.")
+        if used.tokens_used >= a.tokens:
+            raise BadInput("The assistant's budget for you is used up; you can go on with "
+                           "your plan.")
+        plan = list(kept.get("plan", []))
+        chat.append({"role": "user", "text": text, "plan": plan})
+        kept["chat"] = chat
+        return Edit("ask", {"text": text, "turn": used.turns_used + 1, "plan": plan}, kept)
 
     @app.post("/s/{tok}/{name}/draft")
     async def _draft(request: Request, tok: str, name: str):
@@ -409,6 +481,12 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
             verdict = (got.get("phase2") or {}).get("verdict")
             if verdict is not None:
                 ctx["verdict"] = verdict
+            if arm.assistant is not None:
+                from planaudit.study.assistant import UNAVAILABLE, budget
+
+                chat = (got.get("phase2") or {}).get("chat", [])
+                ctx.update(chat=chat, assistant=arm.assistant, budget=budget(arm, chat),
+                           unavailable=UNAVAILABLE)
         elif name == "tlx":
             ctx["scales"] = SCALES
             ctx["pairs"] = PAIRS if study.tlx_pairwise else []
@@ -552,6 +630,23 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
                         raise BadInput("That step cannot move further.")
                     plan[i], plan[j] = plan[j], plan[i]
                     event = {"from": i, "to": j}
+            elif op == "adopt":  # the assistant's proposal taken as the plan, whole
+                chat = (stored or {}).get("chat", [])
+                try:
+                    i = int(str(data.get("message")))
+                except ValueError:
+                    raise BadInput("Pick one of the assistant's plans.") from None
+                if not 0 <= i < len(chat) or not chat[i].get("proposal"):
+                    raise BadInput("Pick one of the assistant's plans.")
+                steps = chat[i]["proposal"]
+                bad = next((n for n, st in enumerate(steps, 1) if st not in m.action_set), None)
+                if bad is not None:
+                    raise BadInput(f"Step {bad} of that plan is not one of this task's actions, "
+                                   "so it cannot be used as it is; add your steps yourself.")
+                if len(steps) > study.plan_steps:
+                    raise BadInput(f"A plan here has at most {study.plan_steps} steps.")
+                plan = list(steps)
+                event = {"message": i, "plan": plan}
             elif op == "unsolvable":  # a declaration, judged as a model's UNSOLVABLE is
                 if data.get("sure") != "yes":
                     raise BadInput("To say that this task cannot be done, tick the box that "
@@ -578,8 +673,10 @@ def create_app(study: Study, materials: Materials, store: Store) -> FastAPI:
 
         def edit_seen(stored: dict | None) -> Edit:  # the page's paradata with its event
             e = edit(stored)
-            return e if not seen else Edit(e.kind, {**(e.data or {}), "paradata": seen},
-                                           e.answer, e.advance)
+            chat = (stored or {}).get("chat")
+            answer = e.answer if chat is None or e.answer is None else {**e.answer, "chat": chat}
+            return Edit(e.kind, e.data if not seen else {**(e.data or {}), "paradata": seen},
+                        answer, e.advance)
 
         return store.post(p.id, "phase2", order, key, str(op), edit=edit_seen)[0]
 

@@ -394,4 +394,6 @@ def design(study: Study, materials: Materials) -> dict:
             "feedback": arm.feedback, "show_state": arm.show_state,
             "suggestion": None if sug is None else {
                 "label": arm.suggestion.label, "plans": {k: v["plan"] for k, v in sug.items()}}}
+        if arm.assistant is not None:  # only then: older studies' designs stay as they were
+            out[f"arms.{arm.name}"]["assistant"] = dict(arm.assistant.__dict__)
     return out

@@ -34,12 +34,32 @@ class Suggestion:
     label: str
 
 
+DEFAULT_SYSTEM_PROMPT = Path(__file__).with_name("texts") / "assistant.md"
+ASSISTANT_LABEL = "An AI assistant you can ask about this task. It is not perfect and can make mistakes."
+
+
+@dataclass(frozen=True)
+class Assistant:
+    """A live assistant beside phase 2: a model entry of the experiment config, the
+    study's system prompt, and each participant's budget (messages, tokens)."""
+
+    model: str
+    system_prompt: str
+    turns: int = 6
+    tokens: int = 30000
+    reply_tokens: int = 800
+    message_chars: int = 1000
+    sees_plan: bool = True
+    label: str = ASSISTANT_LABEL
+
+
 @dataclass(frozen=True)
 class Arm:
     name: str
     feedback: str = "none"
     show_state: bool = False
     suggestion: Suggestion | None = None
+    assistant: Assistant | None = None
 
 
 @dataclass(frozen=True)
@@ -205,7 +225,8 @@ def load_study(path: str | Path) -> Study:
                              {k: list(v) for k, v in s.get("plans", {}).items()},
                              s.get("label", "A plan suggested by an AI system. It is not perfect "
                                             "and can make mistakes."))
-        arms.append(Arm(a["name"], a.get("feedback", "none"), bool(a.get("show_state", False)), sug))
+        arms.append(Arm(a["name"], a.get("feedback", "none"), bool(a.get("show_state", False)), sug,
+                        _assistant(path, i, a, experiment)))
     seen_ids: set[str] = set()
     for i, c in enumerate((data.get("attention") or {}).get("checks") or ()):
         at = ["attention", "checks", i]
@@ -240,6 +261,40 @@ def load_study(path: str | Path) -> Study:
         consent=consent_file.read_text(), tlx_pairwise=bool(data.get("tlx", {}).get("pairwise", True)),
         text_chars=int(limits.get("text_chars", 5000)), plan_steps=int(limits.get("plan_steps", 100)),
         planbench_root=Path(data["planbench_root"]) if "planbench_root" in data else None, raw=data)
+
+
+def _assistant(path: Path, i: int, arm: dict, experiment: dict) -> Assistant | None:
+    """An arm's assistant, its model found among the experiment's entries (a name that is
+    none of them is an error here, before any request could leave the machine)."""
+    a = arm.get("assistant")
+    if a is None:
+        return None
+    at = ["arms", i, "assistant"]
+    if arm.get("suggestion") is not None:
+        raise ConfigError(f"{_where(path, at)}arms[{i}].assistant: an arm shows a suggestion "
+                          "or has an assistant, not both")
+    entries = {m.get("name"): m for m in experiment.get("models", [])}
+    if a["model"] not in entries:
+        raise ConfigError(f"{_where(path, [*at, 'model'])}arms[{i}].assistant.model: "
+                          f"'{a['model']}' is not a model of the experiment config (one of: "
+                          f"{', '.join(map(str, entries))})")
+    if str(entries[a["model"]].get("model", "")).startswith("planner/"):
+        raise ConfigError(f"{_where(path, [*at, 'model'])}arms[{i}].assistant.model: "
+                          f"'{a['model']}' is a classical planner: it plans, it does not talk")
+    prompt = a.get("system_prompt")
+    if prompt is None:
+        prompt = DEFAULT_SYSTEM_PROMPT.read_text()
+    if not prompt.strip():
+        raise ConfigError(f"{_where(path, [*at, 'system_prompt'])}arms[{i}].assistant."
+                          "system_prompt: empty")
+    got = Assistant(a["model"], prompt, int(a.get("turns", 6)), int(a.get("tokens", 30000)),
+                    int(a.get("reply_tokens", 800)), int(a.get("message_chars", 1000)),
+                    bool(a.get("sees_plan", True)), a.get("label", ASSISTANT_LABEL))
+    if got.reply_tokens >= got.tokens:
+        raise ConfigError(f"{_where(path, [*at, 'reply_tokens'])}arms[{i}].assistant.reply_tokens: "
+                          f"{got.reply_tokens} leaves nothing of the budget of {got.tokens} tokens "
+                          "for the prompt")
+    return got
 
 
 def where(study: Study, field_path: list) -> str:
