@@ -155,3 +155,90 @@ def test_the_estimate_is_the_most_the_budget_can_be_billed(tmp_path):
     assert (row.output_tokens, row.input_tokens) == (1800, 18200)
     assert row.usd == pytest.approx((18200 * 2.5 + 1800 * 10.0) / 1e6)
     assert row.participants == 40 and row.total_usd == pytest.approx(40 * row.usd)
+
+
+def _served(tmp: Path, proven: Path, srv, assistant: dict):
+    """A study whose assistant is a model behind the tests' own OpenAI-compatible server,
+    priced in its entry, reached through litellm as any paid model is."""
+    shutil.copytree(proven, tmp / "study" / "suite")
+    cfg = study_config(tmp, instances=["blocksworld/p02"],
+                       arms=[{"name": "assistant", "assistant": assistant}])
+    exp_path = Path(yaml.safe_load(cfg.read_text())["experiment"])
+    exp = yaml.safe_load(exp_path.read_text())
+    exp["models"].append({"name": "served", "model": "openai/served", "api_base": srv.api_base,
+                          "api_key_env": "none", "max_retries": 0, "input_price": 2.5,
+                          "output_price": 10.0})
+    exp_path.write_text(yaml.safe_dump(exp))
+    study = load_study(cfg)
+    store = Store(study.database_url())
+    store.migrate()
+    return study, store, TestClient(create_app(study, resolve(study), store))
+
+
+def test_a_provider_failure_mid_study_loses_nothing_and_the_page_says_so(tmp_path, proven):
+    from tests.fake_openai import FakeOpenAI, reply, status
+
+    plan = "I would start with:\n```\n(unstack c a)\n(put-down c)\n```"
+    with FakeOpenAI([reply(plan, 900, 40), status(500)]) as srv:
+        _, store, client = _served(tmp_path, proven, srv, {"model": "served", "turns": 4})
+        r = _phase2(client, "unlucky")
+        r = _post(client, r, op="ask", message="How do I start?")
+        r = _post(client, r, op="add", name="unstack", arg1="c", arg2="a")
+        r = _post(client, r, op="ask", message="And then?")  # the provider fails: a 500
+        assert r.status_code == 200 and "The assistant is unavailable just now" in r.text
+        assert "4 of 4 left" not in r.text and "3 of 4 left" in r.text  # a failure costs no turn
+        r = _post(client, r, op="add", name="put-down", arg1="c")
+        r = _post(client, r, op="submit")
+        assert r.url.path.endswith("/tlx") and len(srv.requests) == 2
+    record = next(store.records("teststudy"))
+    answer = record["answers"]["phase2"]
+    assert answer["plan"] == ["(unstack c a)", "(put-down c)"] and answer["submitted"]
+    chat = answer["chat"]
+    assert [m["role"] for m in chat] == ["user", "assistant", "user", "assistant"]
+    assert chat[1]["proposal"] == ["(unstack c a)", "(put-down c)"]
+    assert chat[1]["verdict"]["executable"] and not chat[1]["verdict"]["valid"]
+    assert chat[1]["cost_usd"] == pytest.approx((900 * 2.5 + 40 * 10.0) / 1e6)
+    assert chat[3]["text"] is None and "500" in chat[3]["error"]
+    # what the participant was told is in the record too: the failed reply's event
+    failed = [e for e in record["events"] if e["kind"] == "reply" and e["data"]["error"]]
+    assert len(failed) == 1
+
+
+def test_the_estimate_equals_what_a_participant_spending_the_whole_budget_is_billed(
+        tmp_path, proven):
+    from tests.fake_openai import FakeOpenAI, reply
+
+    budget = {"model": "served", "turns": 2, "tokens": 20000, "reply_tokens": 600}
+    # the server bills each reply as the most the budget allows: 600 out, the rest in
+    with FakeOpenAI([reply("No plan from me.", 9400, 600), reply("Still none.", 9400, 600)]) as srv:
+        study, store, client = _served(tmp_path, proven, srv, budget)
+        (bound,) = estimate(study, participants=1)
+        r = _phase2(client, "spender")
+        r = _post(client, r, op="ask", message="Help?")
+        r = _post(client, r, op="ask", message="More?")
+        assert 'id="ask-spent"' in r.text
+        assert [b["max_tokens"] for b in srv.requests] == [600, 600]
+    chat = next(store.records("teststudy"))["answers"]["phase2"]["chat"]
+    billed = sum(m["cost_usd"] for m in chat if m["role"] == "assistant")
+    assert round(billed, 2) == round(bound.usd, 2) and billed == pytest.approx(bound.usd)
+    assert (bound.input_tokens, bound.output_tokens) == (18800, 1200)
+
+
+def test_serve_stops_before_anyone_enters_when_the_assistant_fails_its_preflight(
+        tmp_path, proven, capsys):
+    from planaudit.cli import main
+    from tests.study_server import free_port
+
+    class Closed:  # a server that is not there: nothing listens on its port
+        api_base = f"http://127.0.0.1:{free_port()}/v1"
+
+    study, store, _ = _served(tmp_path, proven, Closed, {"model": "served"})
+    store.close()
+    assert main(["study", "serve", "--config", str(study.source), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot start, nothing was sent" in err and "served" in err
+    assert main(["study", "estimate", "--config", str(study.source), "--participants", "10"]) == 0
+    out = capsys.readouterr().out
+    # 6 replies of at most 800 tokens, the rest of 30,000 as input, at $2.50 and $10 per M
+    per = (25200 * 2.5 + 4800 * 10.0) / 1e6
+    assert f"${per:,.2f} a participant" in out and f"10 participants: ${10 * per:,.2f}" in out

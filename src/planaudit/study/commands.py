@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
                     help="check the config, prepare the tasks and suggestions, migrate the "
                          "database, then stop without serving")
     sv.set_defaults(func=cmd_serve)
+    es = ss.add_parser("estimate", help="what each assistant arm can cost at most, before "
+                                        "the study opens (nothing is sent)")
+    es.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
+    es.add_argument("--participants", type=int, metavar="N",
+                    help="participants per assistant arm (default the enrolment cap)")
+    es.set_defaults(func=cmd_estimate)
     ss_ = ss.add_parser("status", help="enrolment and completion per arm")
     ss_.add_argument("--config", required=True, metavar="STUDY.yaml", help="the study config")
     ss_.add_argument("--db", help="the database URL, if not the config's")
@@ -167,6 +173,7 @@ def cmd_serve(args) -> int:
     import uvicorn
 
     study, materials, store = opened(args.config, args.db)
+    assistants(study)
     if args.workers > 1 and store.sqlite:
         raise InputError("--workers > 1 needs PostgreSQL (--db or the config's database): "
                          "SQLite takes one writing process")
@@ -207,6 +214,30 @@ def cmd_serve(args) -> int:
 
     uvicorn.run(create_app(study, materials, store), host=args.host, port=args.port,
                 access_log=False, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
+    return EXIT_OK
+
+
+def assistants(study, participants: int | None = None) -> None:
+    """Before anyone enters: every assistant's model passes the preflight (its key, its
+    server), and each arm's most possible cost is said."""
+    from planaudit.llm.preflight import require_models
+    from planaudit.study.assistant import estimate, render_estimate
+
+    names = {a.assistant.model for a in study.arms if a.assistant is not None}
+    if not names:
+        return
+    require_models([m for m in study.experiment.get("models", []) if m.get("name") in names])
+    print(f"study {study.name}: {render_estimate(estimate(study, participants))}", file=sys.stderr)
+
+
+def cmd_estimate(args) -> int:
+    study = _study(args.config)
+    if not any(a.assistant is not None for a in study.arms):
+        print(f"study {study.name}: no arm has an assistant; nothing to price", file=sys.stderr)
+        return EXIT_OK
+    from planaudit.study.assistant import estimate, render_estimate
+
+    print(render_estimate(estimate(study, args.participants)))
     return EXIT_OK
 
 
