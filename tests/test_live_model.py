@@ -284,3 +284,58 @@ def test_local_config_is_complete():
         laid[section].pop("params", None)
         alone[section].pop("params", None)
     assert laid == alone
+
+
+def test_smollm2_answers_a_study_assistant_through_the_real_server(server, tmp_path):
+    """The assistant arm with a real model behind it: a participant's message reaches
+    SmolLM2 through litellm and the server, its reply is stored with the server's counts,
+    and whatever plan it writes is judged on the hidden model (apart from the study's code
+    here: the formal core directly)."""
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from planaudit.contract import parse_action
+    from planaudit.formal.load import load_task
+    from planaudit.formal.validate import validate
+    from planaudit.study.app import create_app
+    from planaudit.study.materials import resolve
+    from planaudit.study.settings import load_study
+    from planaudit.study.store import Store
+    from tests.study_server import study_config
+
+    cfg = study_config(tmp_path, instances=["blocksworld/p02"], arms=[
+        {"name": "assistant", "assistant": {"model": MODEL, "turns": 2, "reply_tokens": 200}}])
+    exp_path = Path(yaml.safe_load(cfg.read_text())["experiment"])
+    exp = yaml.safe_load(exp_path.read_text())
+    (entry,) = [m for m in yaml.safe_load((ROOT / "config" / "local.yaml").read_text())["models"]
+                if m["name"] == MODEL]
+    exp["models"].append({**entry, "api_base": server.url})
+    exp_path.write_text(yaml.safe_dump(exp))
+    study = load_study(cfg)
+    store = Store(study.database_url())
+    store.migrate()
+    client = TestClient(create_app(study, resolve(study), store))
+
+    def post(r, **data):
+        key = re.search(r'name="key" value="([0-9a-f]{32})"', r.text).group(1)
+        return client.post(str(r.url).split("#")[0], data={"key": key, **data})
+
+    r = client.get("/?PROLIFIC_PID=live1&STUDY_ID=s&SESSION_ID=x")
+    r = post(post(post(post(r, agree="yes"))), text="move c, then stack")
+    r = post(r, op="ask", message="Write a plan for this task.")
+    assert r.status_code == 200 and r.url.path.endswith("/phase2")
+    chat = next(store.records("teststudy"))["answers"]["phase2"]["chat"]
+    said = chat[1]
+    assert said["error"] is None and said["text"], said
+    assert said["input_tokens"] > 100 and 0 < said["output_tokens"] <= 200
+    assert said["cost_usd"] == 0.0 and said["price_source"] == "config"
+    folder = study.results / "suite" / "blocksworld" / "p02"
+    if said["proposal"]:
+        task = load_task(folder / "domain.pddl", folder / "problem.pddl")
+        steps = [parse_action(s) for s in said["proposal"]]
+        assert said["verdict"]["valid"] is validate(task, steps).valid
+    else:
+        assert said["verdict"] is None or said["unsolvable"]
+    print(f"SmolLM2 as assistant: {said['input_tokens']} in, {said['output_tokens']} out, "
+          f"proposal {said['proposal']}, verdict {said['verdict']}")
