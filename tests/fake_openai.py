@@ -34,6 +34,21 @@ def reply(text: str, prompt_tokens: int = 10, completion_tokens: int = 5) -> dic
                   "total_tokens": prompt_tokens + completion_tokens}}}
 
 
+def streamed(text: str, pieces: list[str] | None = None, gap: float = 0.0, usage: bool = True,
+             break_after: int | None = None, **counts) -> dict:
+    """A reply that a request with `stream: true` gets as server-sent events: `pieces` (by
+    default the text in three parts) one chunk each, `gap` seconds apart, then the usage
+    chunk (when the request asked for it with stream_options and `usage` is true) and
+    `[DONE]`; `break_after`: the connection reset after that many pieces. Without
+    `stream` the request gets the same reply whole."""
+    if pieces is None:
+        third = max(len(text) // 3, 1)
+        pieces = [text[i:i + third] for i in range(0, len(text), third)]
+    assert "".join(pieces) == text
+    return {**reply(text, **counts), "stream": {"pieces": pieces, "gap": gap, "usage": usage,
+                                                "break_after": break_after}}
+
+
 def thought(text: str, reasoning: str, reasoning_tokens: int, prompt_tokens: int = 10,
             completion_tokens: int = 50) -> dict:
     """A reasoning model's reply: its reasoning text beside the answer (`reasoning_content`,
@@ -226,6 +241,9 @@ class FakeOpenAI:
                                                    struct.pack("ii", 1, 0))
                         self.close_connection = True
                         return
+                    if body.get("stream") and step.get("status") == 200 and "body" in step:
+                        delivered = self._stream(step, body)
+                        return
                     data = step["raw"].encode() if "raw" in step else json.dumps(
                         step["body"]).encode()
                     if step.get("truncate"):  # promise the whole body, send half, hang up
@@ -246,6 +264,47 @@ class FakeOpenAI:
                             server.log.flush()
                     with server.lock:
                         server.open -= 1
+
+            def _stream(self, step: dict, body: dict) -> bool:
+                """The step's reply as OpenAI streams it: server-sent events in chunked
+                transfer encoding; True when it was sent to the end."""
+                spec = step.get("stream") or {"pieces": [step["body"]["choices"][0]["message"]
+                                                          .get("content") or ""],
+                                              "gap": 0.0, "usage": True, "break_after": None}
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+
+                def event(data: dict | str) -> None:
+                    text = data if isinstance(data, str) else json.dumps(data)
+                    raw = f"data: {text}\n\n".encode()
+                    self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+                    self.wfile.flush()
+
+                head = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+                        "model": "test"}
+                choice = step["body"]["choices"][0]
+                event({**head, "choices": [{"index": 0, "finish_reason": None,
+                                            "delta": {"role": "assistant", "content": ""}}]})
+                for i, piece in enumerate(spec["pieces"]):
+                    if spec["break_after"] is not None and i == spec["break_after"]:
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                   struct.pack("ii", 1, 0))
+                        self.close_connection = True
+                        return False
+                    if i and spec["gap"]:
+                        time.sleep(spec["gap"])
+                    event({**head, "choices": [{"index": 0, "finish_reason": None,
+                                                "delta": {"content": piece}}]})
+                event({**head, "choices": [{"index": 0, "finish_reason": choice["finish_reason"],
+                                            "delta": {}}]})
+                if spec["usage"] and (body.get("stream_options") or {}).get("include_usage"):
+                    event({**head, "choices": [], "usage": step["body"]["usage"]})
+                event("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                return True
 
             def _send(self, code: int, data: bytes, headers: dict, length: int | None = None):
                 self.send_response(code)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import inspect
 import os
 import random
 import time
@@ -158,6 +159,28 @@ EFFORTS = ("low", "medium", "high")
 Sent = tuple[str | None, list[dict], int, int, str | None, dict]
 # what a call left for a batch says (batch mode's collect passes; never cached, never a row)
 DEFERRED = "deferred to a batch"
+# where a streamed call's text goes as it arrives (`Client.complete`'s `on_text`)
+OnText = Callable[[str], Awaitable[None] | None]
+
+
+async def _pass_on(on_text: OnText, text: str) -> None:
+    """Hand `text` to `on_text`, awaited when it is a coroutine function's."""
+    given = on_text(text)
+    if inspect.isawaitable(given):
+        await given
+
+
+class Streamed:
+    """`on_text` with a note of whether any text was passed on: a call whose text has been
+    shown is not retried (a second reply would be shown after part of the first)."""
+
+    def __init__(self, on_text: OnText):
+        self.on_text, self.started = on_text, False
+
+    async def __call__(self, text: str) -> None:
+        if text:
+            self.started = True
+            await _pass_on(self.on_text, text)
 
 
 def reasoning_kwargs(reasoning: dict | None) -> dict:
@@ -322,10 +345,16 @@ class Client:
 
     async def complete(self, messages: list[dict], *, temperature: float = 0.0,
                        max_tokens: int = 4096, sample: int = 0, tools: list | None = None,
-                       metadata: dict | None = None) -> Call:
+                       metadata: dict | None = None, on_text: OnText | None = None) -> Call:
         """One call. `metadata` (the task, the call's purpose, a reference model's
         fault rates) is part of the cache key, since for reference models it
-        decides the reply."""
+        decides the reply.
+
+        `on_text`: the reply's text as it arrives. A request the cache cannot answer is
+        then streamed from litellm (`stream=True`), each piece of content passed on as it
+        comes, and the same `Call` is built, cached and priced at the end; a cache hit or
+        a reference model (in process) passes its whole text once. Streaming is not part
+        of the cache key: a streamed and an unstreamed call share their entry."""
         request = {"model": self.cfg.model, "messages": messages, "tools": tools,
                    "temperature": temperature, "max_tokens": max_tokens, "sample": sample,
                    "metadata": metadata, "api_base": self.cfg.api_base}
@@ -348,14 +377,17 @@ class Client:
                 hit = {**hit, "price_source": UNRECORDED}
             # a planner's seconds are its answer's measure, kept; a model's reply took none
             kept = hit.get("latency_s", 0.0) if self.local == "planner" else 0.0
-            return Call(**{**hit, "cache_hit": True, "latency_s": kept, "attempts": 0})
+            call = Call(**{**hit, "cache_hit": True, "latency_s": kept, "attempts": 0})
+            if on_text is not None and call.content:
+                await _pass_on(on_text, call.content)
+            return call
         if self.deferred is not None and key not in self.unbatchable:
             self.deferred[key] = request
             return Call(None, attempts=0, error=DEFERRED)
         if self.fatal is not None:  # the same request would fail the same way: do not send it
             return Call(None, attempts=0, error=self.fatal)
         async with self.semaphore:
-            call = await self._call(request)
+            call = await self._call(request, None if on_text is None else Streamed(on_text))
         if call.error is None:
             self.cache.put(key, call.to_json())
         return call
@@ -427,14 +459,56 @@ class Client:
                 {"reasoning_tokens": None if thought is None else int(thought),
                  "reasoning": getattr(choice.message, "reasoning_content", None) or None})
 
+    async def _streamed(self, request: dict, on_text: Streamed) -> Sent:
+        """`_litellm`'s reply, streamed: each content delta passed to `on_text` as it
+        arrives, the reply then built from the chunks by litellm's `stream_chunk_builder`
+        and read as `_litellm` reads a whole one."""
+        import litellm
+
+        litellm.suppress_debug_info = True
+        chunks = []
+        stream = await litellm.acompletion(**self.completion_kwargs(request), stream=True,
+                                           stream_options={"include_usage": True})
+        async for chunk in stream:
+            chunks.append(chunk)
+            delta = getattr(chunk.choices[0], "delta", None) if chunk.choices else None
+            if text := getattr(delta, "content", None):
+                await on_text(text)
+        # the usage is the server's final usage chunk (asked for by include_usage); a server
+        # that sends none is counted by litellm itself: its stream wrapper (and the builder)
+        # count the prompt and the text with litellm's token_counter, as a server would not
+        resp = litellm.stream_chunk_builder(chunks, messages=request["messages"]) if chunks else None
+        if resp is None or not resp.choices or getattr(resp.choices[0], "message", None) is None:
+            raise EmptyReply("the provider's streamed reply holds no choice")
+        choice = resp.choices[0]
+        usage = getattr(resp, "usage", None)
+        tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
+                      for tc in (getattr(choice.message, "tool_calls", None) or [])]
+        details = getattr(usage, "completion_tokens_details", None)
+        # litellm's chunk builder fills 0 where the server said nothing of reasoning: a 0 is
+        # kept as "not reported" (None), as the unstreamed reply of such a server is read
+        thought = getattr(details, "reasoning_tokens", None) if details is not None else None
+        return (choice.message.content, tool_calls,
+                int(getattr(usage, "prompt_tokens", 0) or 0),
+                int(getattr(usage, "completion_tokens", 0) or 0),
+                getattr(choice, "finish_reason", None),
+                {"reasoning_tokens": int(thought) if thought else None,
+                 "reasoning": getattr(choice.message, "reasoning_content", None) or None})
+
     async def _reference(self, request: dict) -> Sent:
         variant = request["model"].split("/", 1)[1]
         content, tool_calls, tin, tout = handler(self.local)(
             variant, request["messages"], request["metadata"] or {})
         return content, tool_calls, tin, tout, "tool_calls" if tool_calls else "stop", {}
 
-    async def _call(self, request: dict) -> Call:
-        send = self._reference if self.reference else self._litellm
+    async def _call(self, request: dict, on_text: Streamed | None = None) -> Call:
+        if self.reference:
+            send = self._reference
+        elif on_text is None:
+            send = self._litellm
+        else:
+            async def send(request: dict) -> Sent:
+                return await self._streamed(request, on_text)
         error = None
         for attempt in range(self.cfg.max_retries + 1):
             start = time.perf_counter()
@@ -442,6 +516,9 @@ class Client:
                 content, tool_calls, tin, tout, finish, extra = await send(request)
             except Exception as exc:  # litellm maps every provider failure to its own types
                 error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                if on_text is not None and on_text.started:  # part of it was shown: no retry
+                    return Call(None, attempts=attempt + 1,
+                                error=f"not retried: failed after its text began to stream: {error}")
                 timeout_kept = not self.reference and not self.cfg.retry_timeouts and _timed_out(exc)
                 if timeout_kept:  # the server may still be generating it: do not queue another
                     error = (f"not retried: timed out after {self.cfg.timeout:g} s, and the server "
@@ -459,6 +536,8 @@ class Client:
                 self.waits.append(wait)
                 await self.sleep(wait)
                 continue
+            if self.reference and on_text is not None and content:
+                await on_text(content)  # in process: its whole text at once
             cost, source = self.priced(tin, tout)
             return Call(content, tool_calls, tin, tout, cost, time.perf_counter() - start,
                         False, attempt + 1, finish_reason=finish, price_source=source, **extra)
