@@ -22,7 +22,14 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
@@ -316,24 +323,10 @@ def create_app(study: Study, materials: Materials, store: Store,
 
     @app.post("/s/{tok}/{name}", response_class=HTMLResponse)
     async def _post(request: Request, tok: str, name: str):
-        p = await run_in_threadpool(who, tok)
-        if p is None:
-            return _foreign(request)
-        form = await request.form()
-        data = {k: form.get(k) for k in form}
-        key = str(data.get("key") or "")
-        if not re.fullmatch(r"[0-9a-f]{32}", key):
-            return problem(request, 400, "This form is incomplete",
-                           "The page you sent lacks its form key. Reload the page and send it again.",
-                           back=f"/s/{tok}/{p.step}")
-        order = pages(study, p.arm)
-        if name not in order or name == order[-1]:
-            return problem(request, 404, "No such page", "There is no such page in this study.",
-                           back=f"/s/{tok}/{p.step}")
-        if order.index(name) < order.index(p.step):  # a stale form (the back button): its
-            return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)  # page is done
-        if order.index(name) > order.index(p.step):
-            return _not_reached(request, f"/s/{tok}/{p.step}")
+        got = await received(request, tok, name)
+        if isinstance(got, Response):
+            return got
+        p, key, data, order = got
         if name == "phase2" and data.get("op") == "ask":
             return await ask(request, p, tok, key, data, order)
         try:
@@ -352,27 +345,65 @@ def create_app(study: Study, materials: Materials, store: Store,
             return page(request, name, 422, tok=tok, key=secrets.token_hex(16), **ctx)
         return RedirectResponse(f"/s/{tok}/{step}", status_code=303)
 
+    async def received(request: Request, tok: str, name: str
+                       ) -> Response | tuple[Participant, str, dict, list[str]]:
+        """A post's participant, form key, fields and path, or the page that refuses it
+        (a foreign token, no form key, no such page, a page done or not reached)."""
+        p = await run_in_threadpool(who, tok)
+        if p is None:
+            return _foreign(request)
+        form = await request.form()
+        data = {k: form.get(k) for k in form}
+        key = str(data.get("key") or "")
+        if not re.fullmatch(r"[0-9a-f]{32}", key):
+            return problem(request, 400, "This form is incomplete",
+                           "The page you sent lacks its form key. Reload the page and send it again.",
+                           back=f"/s/{tok}/{p.step}")
+        order = pages(study, p.arm)
+        if name not in order or name == order[-1]:
+            return problem(request, 404, "No such page", "There is no such page in this study.",
+                           back=f"/s/{tok}/{p.step}")
+        if order.index(name) < order.index(p.step):  # a stale form (the back button): its
+            return RedirectResponse(f"/s/{tok}/{p.step}", status_code=303)  # page is done
+        if order.index(name) > order.index(p.step):
+            return _not_reached(request, f"/s/{tok}/{p.step}")
+        return p, key, data, order
+
     async def ask(request: Request, p: Participant, tok: str, key: str, data: dict,
                   order: list[str]) -> Response:
         """A message to the assistant: stored first (nothing said is lost to a failing
         provider), then answered through `llm/`, the reply stored with its proposal judged."""
-        arm, m = study.arm(p.arm), materials.instances[p.instance]
-        back = RedirectResponse(f"/s/{tok}/phase2#chat", status_code=303)
         try:
-            stored = await run_in_threadpool(store.post, p.id, "phase2", order, key, "ask",
-                                             edit=lambda got: asked(arm, m, data, got))
+            chat = await asking(p, key, data, order)
         except NotReached:
             return _not_reached(request, f"/s/{tok}/{p.step}")
         except BadInput as e:
             ctx = await run_in_threadpool(context, p, "phase2")
             ctx.update(error=str(e), typed=data)
             return page(request, "phase2", 422, tok=tok, key=secrets.token_hex(16), **ctx)
-        if not stored[1]:  # sent twice, or the page is done: the first post is answered
-            return RedirectResponse(f"/s/{tok}/{stored[0]}", status_code=303)
-        chat = (await run_in_threadpool(store.answers, p.id)).get("phase2", {}).get("chat", [])
+        if isinstance(chat, str):  # sent twice, or the page is done: the first post is answered
+            return RedirectResponse(f"/s/{tok}/{chat}", status_code=303)
+        await replying(p, key, order, chat)
+        return RedirectResponse(f"/s/{tok}/phase2#chat", status_code=303)
+
+    async def asking(p: Participant, key: str, data: dict, order: list[str]) -> list[dict] | str:
+        """The participant's message stored (`asked`): the conversation to answer, or the
+        participant's step when the post was stored before (or the page is done)."""
+        arm, m = study.arm(p.arm), materials.instances[p.instance]
+        stored = await run_in_threadpool(store.post, p.id, "phase2", order, key, "ask",
+                                         edit=lambda got: asked(arm, m, data, got))
+        if not stored[1]:
+            return stored[0]
+        return (await run_in_threadpool(store.answers, p.id)).get("phase2", {}).get("chat", [])
+
+    async def replying(p: Participant, key: str, order: list[str], chat: list[dict],
+                       on_text=None) -> dict:
+        """The reply to `chat` through `llm/` (`on_text`: its text as it arrives), stored
+        with its proposal judged, or with its error; its record."""
+        arm, m = study.arm(p.arm), materials.instances[p.instance]
         assert assistants is not None
         try:
-            reply = await assistants.answer(arm, m, p.pseudonym, chat)
+            reply = await assistants.answer(arm, m, p.pseudonym, chat, on_text=on_text)
         except BudgetSpent as e:  # checked when asked; a second tab may have spent it since
             reply = {"role": "assistant", "text": None, "error": f"budget: {e}",
                      "proposal": None, "unsolvable": False, "verdict": None}
@@ -385,7 +416,51 @@ def create_app(study: Study, materials: Materials, store: Store,
 
         await run_in_threadpool(store.post, p.id, "phase2", order, key[:28] + "repl", "reply",
                                 edit=answered)
-        return back
+        return reply
+
+    @app.post("/s/{tok}/phase2/ask")
+    async def _ask_streamed(request: Request, tok: str):
+        """The ask form posted by static/chat.js: the form post's checks and records, the
+        reply's text sent as server-sent events as it arrives (`text`), then `done` with
+        the page to show again, or `error` with what the page without script would say
+        (`url` set when the reply was stored with its error). A post the form would not
+        store (a foreign token, no key, a page not reached) gets the form post's page."""
+        got = await received(request, tok, "phase2")
+        if isinstance(got, Response):
+            return got
+        p, key, data, order = got
+        again = f"/s/{tok}/phase2#chat"
+        try:
+            chat = await asking(p, key, data, order)
+        except NotReached:
+            return _not_reached(request, f"/s/{tok}/{p.step}")
+        except BadInput as e:  # nothing stored: said, and the participant can send again
+            return _events([("error", {"message": str(e), "url": None})], 422)
+        if isinstance(chat, str):
+            return _events([("done", {"url": f"/s/{tok}/{chat}"})])
+        pieces: asyncio.Queue = asyncio.Queue()
+        # the reply is answered and stored whether or not the page stays to read it: a task
+        # of its own, which a closed connection does not cancel
+        task = asyncio.create_task(replying(p, key, order, chat, on_text=pieces.put_nowait))
+        replies.add(task)
+        task.add_done_callback(replies.discard)
+        task.add_done_callback(lambda _: pieces.put_nowait(None))
+
+        async def stream():
+            while (text := await pieces.get()) is not None:
+                yield _event("text", text)
+            reply = task.result()
+            if reply.get("error") is not None:
+                from planaudit.study.assistant import UNAVAILABLE
+
+                yield _event("error", {"message": UNAVAILABLE, "url": again})
+            else:
+                yield _event("done", {"url": again})
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"X-Accel-Buffering": "no"})
+
+    replies: set[asyncio.Task] = set()  # replies being answered (kept from the collector)
 
     def asked(arm, m: Material, data: dict, got: dict | None) -> Edit:
         """The participant's message appended to the stored conversation (inside the
@@ -838,6 +913,16 @@ def create_app(study: Study, materials: Materials, store: Store,
         return problem(request, 403, "Not allowed", "This page needs the researchers' token.")
 
     return app
+
+
+def _event(name: str, data) -> str:
+    """One server-sent event; its data JSON (a text's newlines kept inside one line)."""
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n"
+
+
+def _events(events: list[tuple[str, object]], status: int = 200) -> Response:
+    return Response("".join(_event(n, d) for n, d in events), status_code=status,
+                    media_type="text/event-stream")
 
 
 def _bytes(text: str) -> bytes:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from planaudit.contract import extract
 from planaudit.formal.plan import format_step
 from planaudit.llm.cache import Cache
-from planaudit.llm.client import Call, Client
+from planaudit.llm.client import Call, Client, OnText
 from planaudit.llm.tokens import count_messages
 from planaudit.study.materials import Material
 from planaudit.study.settings import Arm, Study
@@ -146,14 +146,17 @@ class Assistants:
                 "task_dir": str(m.folder)}
         return {**meta, **self.reference[arm.name]}
 
-    async def answer(self, arm: Arm, m: Material, participant: str, chat: list[dict]) -> dict:
-        """The reply to the last message of `chat` (already stored), as its record."""
+    async def answer(self, arm: Arm, m: Material, participant: str, chat: list[dict],
+                     on_text: OnText | None = None) -> dict:
+        """The reply to the last message of `chat` (already stored), as its record;
+        `on_text`: its text as it arrives (`Client.complete`'s)."""
         sent = messages(self.study, arm, m, chat)
         used = budget(arm, chat)
         limit = max_tokens(arm, sent, used)
         turn = sum(1 for msg in chat if msg["role"] == "user")
         call = await self.clients[arm.name].complete(
-            sent, max_tokens=limit, metadata=self.metadata(arm, m, participant, turn))
+            sent, max_tokens=limit, metadata=self.metadata(arm, m, participant, turn),
+            on_text=on_text)
         return record(call, m)
 
 
