@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from playwright.sync_api import expect, sync_playwright
 
 from tests.study_server import PLANAUDIT, RIGHT_P02, Server, entry, postgres_url, study_config
@@ -472,3 +473,63 @@ def test_paradata_with_script_and_none_without(browser, step_server):
         phase1(page, "No script: nothing recorded")
     r = record(url, "No script: nothing recorded")
     assert not [e for e in r["events"] if "paradata" in (e["data"] or {})]
+
+
+# the assistant's reply in pieces a second apart, through the tests' own OpenAI-compatible
+# server (in this process), streamed by the study server to the page (static/chat.js)
+PIECES = ["Try this plan:\n```\n(unstack c a)\n(put-down c)\n", "(pick-up b)\n(stack b c)\n",
+          "(pick-up a)\n(stack a b)\n```\n", "It puts a on b on c."]
+
+
+def test_the_reply_streams_into_the_page_without_it_navigating(browser, tmp_path):
+    from tests.fake_openai import FakeOpenAI, streamed
+
+    arm = {"name": "assistant", "assistant": {"model": "served", "turns": 3, "tokens": 20000,
+                                              "reply_tokens": 600}}
+    with FakeOpenAI([streamed("".join(PIECES), PIECES, gap=1.0, prompt_tokens=700,
+                              completion_tokens=60)]) as model:
+        cfg = study_config(tmp_path, arms=[arm], instances=["blocksworld/p02"])
+        path = Path(yaml.safe_load(cfg.read_text())["experiment"])
+        exp = yaml.safe_load(path.read_text())
+        exp["models"].append({"name": "served", "model": "openai/served",
+                              "api_base": model.api_base, "api_key_env": "none",
+                              "input_price": 1.0, "output_price": 2.0, "max_retries": 0})
+        path.write_text(yaml.safe_dump(exp))
+        srv = Server(cfg, env={ADMIN: TOKEN})
+        try:
+            with tab(browser) as page:
+                intro(page, srv.url, "chatter")
+                phase1(page, "Plan of chatter: ask the assistant")
+                posts: list[str] = []
+                page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+                page.evaluate("window.sameDocument = true")
+                page.locator("#message").fill("Which plan would you use?")
+                with page.expect_response(lambda r: r.url.endswith("/phase2/ask")) as sent:
+                    click(page, "Send")
+                assert sent.value.headers["content-type"].startswith("text/event-stream")
+                said = page.locator("#streaming .said")
+                expect(said).to_contain_text("(put-down c)")  # the first piece
+                partial = said.text_content()
+                assert "It puts a on b on c." not in partial  # shown before the reply ended
+                expect(page.locator("#ask button[type=submit]")).to_be_disabled()
+                expect(page.locator("#messages li.you").last).to_have_text(
+                    "YouWhich plan would you use?")
+                assert page.evaluate("window.sameDocument") is True  # no navigation yet
+                shot(page, "chat-streaming")
+                # at the end the server's page: the proposal judged, with its button
+                expect(page.get_by_role(
+                    "button", name="Use the assistant's plan of message 2")).to_be_visible()
+                expect(page.locator("#streaming")).to_have_count(0)
+                assert page.evaluate("window.sameDocument") is None  # the page was loaded anew
+                expect(page.locator("#messages li.assistant .said")).to_contain_text(
+                    "It puts a on b on c.")
+                shot(page, "chat-answered")
+                # the one post from phase 2 went to the stream route, not the form's action
+                assert [u.split("/s/")[1].split("/", 1)[1] for u in posts] == ["phase2/ask"]
+            (r,) = records(srv.url)
+            reply = r["answers"]["phase2"]["chat"][1]
+            assert reply["text"] == "".join(PIECES) and len(partial) < len(reply["text"])
+            assert reply["verdict"]["valid"] is True and reply["output_tokens"] == 60
+        finally:
+            srv.stop()
+        assert len(model.requests) == 1 and model.requests[0]["stream"] is True
