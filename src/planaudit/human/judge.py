@@ -34,6 +34,7 @@ from planaudit.formal.load import load_task
 from planaudit.formal.plan import format_step
 from planaudit.formal.repair import levenshtein
 from planaudit.formal.validate import Verdict, validate
+from planaudit.human import assistance
 from planaudit.human.reading import read_text
 
 PEOPLE = "people"
@@ -294,6 +295,7 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
     row.update(_phase1((answers.get("phase1") or {}).get("text"), inst,
                        steps if plan is not None and bad is None else None))
     row.update(_suggestion(inst, arm, answers, plan))
+    row.update(_assistant(meta, rec["arm"], phase2, events, plan, steps, bad, declared))
     row.update(_tlx(answers.get("tlx")))
     row.update(_times(rec, events))
     row.update(_integrity(rec, events))
@@ -375,6 +377,27 @@ def _suggestion(inst: Instance, arm: dict, answers: dict, plan: list[str] | None
             "suggestion_verbatim": None if mine is None else mine == shown,
             "suggestion_distance": None if mine is None else levenshtein(shown, mine),
             "suggestion_left_at": None if mine is None else left_at(shown, mine)}
+
+
+def assisted(meta: dict, arm: str) -> bool:
+    """Whether the arm had a live assistant: the export's arm says so (`assistant`), or, in
+    an export written before it did, the design the study ran under."""
+    if (meta.get("arms", {}).get(arm) or {}).get("assistant") is not None:
+        return True
+    return ((meta.get("design") or {}).get(f"arms.{arm}") or {}).get("assistant") is not None
+
+
+def _assistant(meta: dict, arm: str, phase2: dict, events: list[dict], plan: list[str] | None,
+               steps: list[Step], bad: int | None, declared: bool) -> dict:
+    """The assistant's columns (`human.assistance`), null for an arm without one. The
+    plan is compared in the form proposals are written (`format_step`)."""
+    if not assisted(meta, arm):
+        return assistance.absent()
+    mine = None if plan is None else (list(plan) if bad is not None
+                                      else [format_step(s) for s in steps])
+    return assistance.measures(phase2.get("chat") or [], [e for e in events
+                                                          if e.get("page") == "phase2"],
+                               mine, declared)
 
 
 def _tlx(answer: dict | None) -> dict:

@@ -243,7 +243,12 @@ def export(study, materials, store, out: Path) -> dict:
             "suggestion": None if sug is None else {
                 k: {"plan": v["plan"], "valid": v["check"]["valid"],
                     "source": relocatable(v["source"], study.source.parent),
-                    "model": v["model"], "method": v["method"]} for k, v in sug.items()}}
+                    "model": v["model"], "method": v["method"]} for k, v in sug.items()},
+            # the live assistant (issue 49): its model entry and budget, for the judge's
+            # assistant columns and the assistant's own rows beside the people's
+            "assistant": None if arm.assistant is None else {
+                "model": arm.assistant.model, "turns": arm.assistant.turns,
+                "tokens": arm.assistant.tokens, "sees_plan": arm.assistant.sees_plan}}
     records = [consented_only(r) for r in store.records(study.name)]
     unknown = mark_exclusions(study, store, records)
     unverdicted = mark_authenticity(study, store, records)
