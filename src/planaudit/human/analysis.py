@@ -38,7 +38,13 @@ HUMAN = {"study": pl.String, "model": pl.String, "arm": pl.String, "enrolled": p
          "time_median_s": pl.Float64, "time_mean_s": pl.Float64, "tlx_raw_mean": pl.Float64,
          "tlx_raw_sd": pl.Float64, "wrong_suggestion_shown": pl.Int64,
          "called_wrong_correct": pl.Int64, "called_share": pl.Float64, "called_lo": pl.Float64,
-         "called_hi": pl.Float64, "wrong_verbatim": pl.Int64}
+         "called_hi": pl.Float64, "wrong_verbatim": pl.Int64,
+         # a live assistant's arm (issue 49; null on other arms): its use per participant,
+         # and automation bias as the share of those shown a wrong proposal who submitted it
+         "assistant_turns_mean": pl.Float64, "assistant_tokens_mean": pl.Float64,
+         "assistant_usd_mean": pl.Float64, "wrong_proposal_shown": pl.Int64,
+         "accepted_wrong": pl.Int64, "accepted_wrong_share": pl.Float64,
+         "accepted_wrong_lo": pl.Float64, "accepted_wrong_hi": pl.Float64}
 TESTS = {"study": pl.String, "model": pl.String, "first": pl.String, "second": pl.String,
          "measure": pl.String, "test": pl.String, "alternative": pl.String,
          "n_first": pl.Int64, "n_second": pl.Int64, "first_value": pl.Float64,
@@ -139,6 +145,43 @@ def studies(rows: pl.DataFrame) -> Iterator[tuple[tuple[str, str], list[tuple[st
         yield (study, model), [(a, g.filter(pl.col("method") == a)) for a in arms]
 
 
+def assisted(rows: pl.DataFrame) -> bool:
+    """Whether these rows are an arm with a live assistant (its columns are set)."""
+    return "assistant_turns" in rows.columns and rows["assistant_turns"].drop_nulls().len() > 0
+
+
+def suggesting(rows: pl.DataFrame) -> bool:
+    """Whether these rows are an arm that showed a static suggestion."""
+    return "suggested" in rows.columns and bool(rows["suggested"].fill_null(False).any())
+
+
+def assistance(done: pl.DataFrame, alpha: float = 0.05) -> dict:
+    """An assistant arm's use per finished participant (turns, tokens, dollars: the mean;
+    dollars null when any conversation was unpriced) and its automation bias: of those
+    shown at least one proposal that was wrong when made, how many submitted a wrong one,
+    with a Wilson interval (`stats.rate`). All null on an arm without an assistant."""
+    if not assisted(done):
+        return {k: None for k in ("assistant_turns_mean", "assistant_tokens_mean",
+                                  "assistant_usd_mean", "wrong_proposal_shown",
+                                  "accepted_wrong", "accepted_wrong_share",
+                                  "accepted_wrong_lo", "accepted_wrong_hi")}
+    turns = _values(done, "assistant_turns")
+    tokens = [float(a or 0) + float(b or 0) for a, b in zip(
+        done["assistant_input_tokens"].to_list(), done["assistant_output_tokens"].to_list(),
+        strict=True)]
+    usd = done["assistant_cost_usd"].to_list()
+    shown = done.filter((pl.col("assistant_wrong_proposals").fill_null(0) > 0)
+                        & pl.col("accepted_wrong_proposal").is_not_null())
+    r = stats.rate(int(shown["accepted_wrong_proposal"].sum()), shown.height, alpha)
+    return {"assistant_turns_mean": sum(turns) / len(turns) if turns else None,
+            "assistant_tokens_mean": sum(tokens) / len(tokens) if tokens else None,
+            "assistant_usd_mean": (None if not usd or any(u is None for u in usd)
+                                   else sum(usd) / len(usd)),
+            "wrong_proposal_shown": shown.height, "accepted_wrong": r.hits,
+            "accepted_wrong_share": r.share, "accepted_wrong_lo": r.lo,
+            "accepted_wrong_hi": r.hi}
+
+
 def human_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
     out = []
     for (study, model), arms in studies(rows):
@@ -170,21 +213,34 @@ def human_table(rows: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
                 "called_wrong_correct": bias["n_called_correct"],
                 "called_share": bias["called_correct"].share,
                 "called_lo": bias["called_correct"].lo, "called_hi": bias["called_correct"].hi,
-                "wrong_verbatim": bias["n_verbatim"]})
+                "wrong_verbatim": bias["n_verbatim"], **assistance(done, alpha)})
     return pl.DataFrame(out, schema=HUMAN)
+
+
+def pairs(arms: list[tuple[str, pl.DataFrame]]) -> list[tuple[int, int]]:
+    """The arms compared, as indices: the first against each other one, then each
+    assistant arm against each static-suggestion arm (a person with a model to talk to
+    beside a person shown one plan), where that pair is not already the first's."""
+    out = [(0, j) for j in range(1, len(arms))]
+    for i, (_, a) in enumerate(arms):
+        for j, (_, b) in enumerate(arms):
+            if i and i != j and suggesting(a) and assisted(b) and (i, j) not in out:
+                out.append((i, j))
+    return out
 
 
 def tests_table(rows: pl.DataFrame, alpha: float = 0.05, seed: int = 0,
                 n_resamples: int = 2000, alternatives=ALTERNATIVES) -> pl.DataFrame:
-    """The first arm of each study against each other arm, every measure and alternative
-    ("less": the first arm's value is the smaller; for validity, its rate)."""
+    """The first arm of each study against each other arm, and an assistant arm against a
+    static-suggestion arm (`pairs`), every measure and alternative ("less": the first
+    arm's value is the smaller; for validity, its rate)."""
     out = []
     for (study, model), arms in studies(rows):
         if len(arms) < 2:
             continue
-        first, a = arms[0][0], counted(arms[0][1])
-        for second, g in arms[1:]:
-            b = counted(g)
+        for i, j in pairs(arms):
+            first, a = arms[i][0], counted(arms[i][1])
+            second, b = arms[j][0], counted(arms[j][1])
             base = {"study": study, "model": model, "first": first, "second": second}
             h1, h2 = right(a), right(b)
             for alt in alternatives:
