@@ -35,6 +35,13 @@ participants:                  # required: the scripts, in the order they are ha
     attention: {read: Red}     # optional: the option chosen on an attention check, by the
                                #   check's id; a check not named here is answered as its
                                #   question instructs (the option it quotes)
+    assistant:                 # optional, arms with an assistant beside phase 2: the
+      - {ask: "Which plan would you use?"}   # conversation, held before the plan's edits:
+      - {accept: last}         #   ask types the message and sends it; accept clicks "Use this
+      - {ask: "Are you sure?"} #   plan as mine" of a reply (last: the latest reply with a
+      - {reject: last}         #   plan; N: the assistant's N-th reply, from 1); reject: its
+                               #   plan is not used. After an accept the plan starts from the
+                               #   accepted plan (`plan` then optional: its edits apply on top)
     faults:                    # optional, any of:
       - {reload: phase2}       # reload the page on reaching it, then go on (phase 2 also
       - {reload: phase2, after: 3}   #   after its 3rd edit: the plan so far must survive)
@@ -47,9 +54,14 @@ participants:                  # required: the scripts, in the order they are ha
 Pages, in a participant's order: consent, instructions, example, phase1, phase2,
 suggestion (only in an arm that shows a suggestion), tlx, then the completion page.
 `text` is needed unless the script abandons on or before phase 1, `plan` unless it
-abandons on or before phase 2 (its edits must leave at least one step), `tlx` unless it
+abandons on or before phase 2 or its conversation accepts a plan (its edits must leave
+at least one step; after an accept they are checked when the accepted plan is known,
+as it is played), `tlx` unless it
 abandons on or before the TLX page. `suggestion_correct` is needed when the script meets a suggestion page;
 the file cannot know which arms show one, so a missing answer is an error of the run.
+Likewise a conversation (`assistant`) needs the chat beside phase 2: a script that holds
+one on an arm without an assistant is an error of the run (its plan may rest on what the
+assistant proposed), while a script without one on an assistant arm never asks.
 
 Instances. The page does not tell a participant's instance by name (a disguised task's
 key must not be readable): its `<body data-instance>` carries `instance_tag(key)`, the
@@ -88,6 +100,8 @@ from planaudit.study.tlx import PAIRS as TLX_PAIRS
 FORMAT = 1
 PAGES = ("consent", "instructions", "example", "phase1", "phase2", "suggestion", "tlx")
 EDIT_OPS = ("add", "undo", "up", "down", "remove")
+CHAT_OPS = ("ask", "accept", "reject")
+LAST = "last"
 FAULTS = ("reload", "abandon", "submit_twice")
 DEFAULT_PARAMS = {"participant": "PROLIFIC_PID", "study": "STUDY_ID", "session": "SESSION_ID"}
 ANY = "*"
@@ -96,8 +110,7 @@ _PARAM = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ACTION = re.compile(r"^\(\S.*\)$")
 _TOP = ("format", "label", "url_parameters", "instances", "participants")
 _SCRIPT = ("id", "arm", "accepts", "text", "plan", "suggestion_correct", "tlx", "tlx_pairs",
-           "attention",
-           "faults")
+           "attention", "assistant", "faults")
 _TLX_RULE = ("6 values 0..100 in steps of 5 (mental, physical, temporal, performance, "
              "effort, frustration)")
 
@@ -118,9 +131,11 @@ class Edit:
         return {self.op: True if self.op == "undo" else self.step}
 
 
-def apply_edits(edits: Sequence[Edit]) -> list[str]:
-    """The plan that `edits` (valid ones: `load_cohort` checks them) leave."""
-    plan: list[str] = []
+def apply_edits(edits: Sequence[Edit], start: Sequence[str] = ()) -> list[str]:
+    """The plan that `edits` leave, starting from `start` (an accepted proposal); valid
+    edits (`load_cohort` checks them from an empty start; from an accepted plan an edit
+    that names no step of it raises IndexError)."""
+    plan: list[str] = list(start)
     for e in edits:
         if e.op == "add":
             plan.append(e.action or "")
@@ -131,8 +146,31 @@ def apply_edits(edits: Sequence[Edit]) -> list[str]:
         else:
             i = (e.step or 0) - 1
             j = i - 1 if e.op == "up" else i + 1
+            if not (0 <= i < len(plan) and 0 <= j < len(plan)):
+                raise IndexError(f"{e.op} {e.step}: the plan has {len(plan)} step(s)")
             plan[i], plan[j] = plan[j], plan[i]
     return plan
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One act of the conversation with the assistant: `ask` a message (`text`), or
+    `accept` / `reject` a reply's plan (`reply`: the assistant's reply number, from 1;
+    None: the latest reply with a plan)."""
+
+    op: str
+    text: str | None = None
+    reply: int | None = None
+
+    def to_yaml(self) -> dict:
+        if self.op == "ask":
+            return {"ask": self.text}
+        return {self.op: LAST if self.reply is None else self.reply}
+
+    def __str__(self) -> str:
+        if self.op == "ask":
+            return "ask"
+        return f"{self.op} {LAST if self.reply is None else self.reply}"
 
 
 @dataclass(frozen=True)
@@ -159,6 +197,12 @@ class Script:
     faults: tuple[Fault, ...] = ()
     line: int = 0
     attention: Mapping[str, str] = field(default_factory=dict)  # check id -> option chosen
+    conversation: tuple[Turn, ...] = ()  # with the assistant, before the plan's edits
+
+    @property
+    def accepts_plan(self) -> bool:
+        """Whether the conversation takes one of the assistant's plans as the start."""
+        return any(t.op == "accept" for t in self.conversation)
 
     def admits(self, arm: str) -> bool:
         return self.arms is None or arm in self.arms
@@ -168,11 +212,14 @@ class Script:
         return _pick(self.text, key, "text")
 
     def edits_for(self, key: str | None) -> tuple[Edit, ...]:
+        if not self.plan and self.accepts_plan:
+            return ()  # the accepted plan, submitted as it is
         return _pick(self.plan, key, "plan")
 
-    def plan_for(self, key: str | None) -> list[str]:
-        """The plan submitted on instance `key`."""
-        return apply_edits(self.edits_for(key))
+    def plan_for(self, key: str | None, accepted: Sequence[str] = ()) -> list[str]:
+        """The plan submitted on instance `key`: the edits from the plan the conversation
+        accepted last (`accepted`, empty when it accepts none)."""
+        return apply_edits(self.edits_for(key), accepted)
 
     def fault(self, kind: str, page: str) -> Fault | None:
         return next((f for f in self.faults if f.kind == kind and f.page == page
@@ -349,12 +396,19 @@ def _script(r: Reader, s, where: list, instances: list[str]) -> Script:
                                                                "string"))
     elif reaches("phase1"):
         r.fail(where, "a script that reaches phase 1 needs a text", key=None)
+    conversation = _conversation(r, s["assistant"], [*where, "assistant"]) \
+        if "assistant" in s else ()
+    if conversation and not reaches("phase2"):
+        r.fail([*where, "assistant"], f"the script abandons on {stop}, before the conversation "
+                                      "beside phase 2")
+    accepts = any(t.op == "accept" for t in conversation)
     plan: dict[str, tuple[Edit, ...]] = {}
     if "plan" in s:
         plan = _per_instance(r, s["plan"], [*where, "plan"], instances,
-                             lambda v, w: _edits(r, v, w))
-    elif reaches("phase2"):
-        r.fail(where, "a script that reaches phase 2 needs a plan")
+                             lambda v, w: _edits(r, v, w, from_accepted=accepts))
+    elif reaches("phase2") and not accepts:
+        r.fail(where, "a script that reaches phase 2 needs a plan (or a conversation that "
+                      "accepts the assistant's)")
     correct = s.get("suggestion_correct")
     if correct is not None and not isinstance(correct, bool):
         r.fail([*where, "suggestion_correct"], "true or false")
@@ -389,7 +443,41 @@ def _script(r: Reader, s, where: list, instances: list[str]) -> Script:
                 r.fail([*where, "faults", i, "after"], f"reload after edit {f.after}, but the "
                        f"plan{on} has {len(edits)} edit(s)")
     return Script(sid, arms, text, plan, correct, tlx, pairs, faults, r.line(where),
-                  dict(attention))
+                  dict(attention), conversation)
+
+
+def _conversation(r: Reader, value, where: list) -> tuple[Turn, ...]:
+    rule = ('a list of turns: {ask: "a message"}, {accept: last} or {accept: N}, '
+            '{reject: last} or {reject: N} (N: the assistant\'s N-th reply, from 1)')
+    if not isinstance(value, list) or not value:
+        r.fail(where, rule)
+    out: list[Turn] = []
+    asked = 0  # messages sent so far: the replies a turn may name
+    for i, t in enumerate(value):
+        w = [*where, i]
+        if not isinstance(t, dict) or len(t) != 1:
+            r.fail(w, "one turn: " + rule.removeprefix("a list of turns: "))
+        (op, arg), = t.items()
+        if op not in CHAT_OPS:
+            r.fail(w, f"unknown turn '{op}' (known: {', '.join(CHAT_OPS)})", key=op)
+        if op == "ask":
+            r.string(arg, [*w, op], rule="the message typed to the assistant, a non-empty string")
+            out.append(Turn("ask", text=arg.strip()))
+            asked += 1
+            continue
+        if asked == 0:
+            r.fail([*w, op], f"{op}: no message has been sent yet, so there is no reply to "
+                             f"{op} (ask first)")
+        if arg == LAST:
+            out.append(Turn(op))
+        elif isinstance(arg, bool) or not isinstance(arg, int) or arg < 1:
+            r.fail([*w, op], f"{op}: '{LAST}' or a reply's number (from 1)")
+        elif arg > asked:
+            r.fail([*w, op], f"{op} {arg}: only {asked} message(s) have been sent at that point, "
+                             f"so the assistant has given at most {asked} reply(ies)")
+        else:
+            out.append(Turn(op, reply=arg))
+    return tuple(out)
 
 
 def _per_instance(r: Reader, value, where: list, instances: list[str], read) -> dict:
@@ -408,7 +496,9 @@ def _per_instance(r: Reader, value, where: list, instances: list[str], read) -> 
     return {ANY: read(value, where)}
 
 
-def _edits(r: Reader, value, where: list) -> tuple[Edit, ...]:
+def _edits(r: Reader, value, where: list, from_accepted: bool = False) -> tuple[Edit, ...]:
+    """The edits; `from_accepted`: they start from a plan the conversation accepts, whose
+    length is known only as it is played, so step numbers are checked then, not here."""
     if not isinstance(value, list) or not value:
         r.fail(where, "a non-empty list of edits: \"(action ...)\", {undo: true}, {up: N}, "
                       "{down: N}, {remove: N}")
@@ -432,7 +522,7 @@ def _edits(r: Reader, value, where: list) -> tuple[Edit, ...]:
         elif op == "undo":
             if arg is not True:
                 r.fail(w, "undo: true")
-            if n == 0:
+            if n == 0 and not from_accepted:
                 r.fail(w, "undo: the plan has no step at that point")
             edits.append(Edit("undo"))
             n -= 1
@@ -440,6 +530,8 @@ def _edits(r: Reader, value, where: list) -> tuple[Edit, ...]:
             if isinstance(arg, bool) or not isinstance(arg, int) or arg < 1:
                 r.fail(w, f"{op}: a step's number (from 1)")
             lo, hi = {"up": (2, n), "down": (1, n - 1), "remove": (1, n)}[op]
+            if from_accepted:
+                lo, hi = (2 if op == "up" else 1), arg
             if not lo <= arg <= hi:
                 room = f"{n} step(s)" if n else "no step"
                 r.fail(w, f"{op} {arg}: the plan has {room} at that point"
@@ -447,7 +539,7 @@ def _edits(r: Reader, value, where: list) -> tuple[Edit, ...]:
                           + (" (the last step cannot move down)" if op == "down" and arg == n else ""))
             edits.append(Edit(op, step=arg))
             n -= op == "remove"
-    if n == 0:
+    if n == 0 and not from_accepted:
         r.fail(where, "the edits leave no step to submit")
     return tuple(edits)
 
@@ -510,6 +602,8 @@ def dump_script(s: Script) -> dict:
         out["tlx_pairs"] = list(s.tlx_pairs)
     if s.attention:
         out["attention"] = dict(s.attention)
+    if s.conversation:
+        out["assistant"] = [t.to_yaml() for t in s.conversation]
     if s.faults:
         out["faults"] = [{f.kind: f.page, **({"after": f.after} if f.after is not None else {})}
                          for f in s.faults]

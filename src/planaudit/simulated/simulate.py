@@ -18,6 +18,15 @@ with the script's faults (a reload, an abandon, a form sent twice at once with t
 idempotency key). After every phase-2 edit the shown plan must be the one the script has
 built so far, and after a reload the page must be the one the participant had reached.
 
+On an arm with an assistant beside phase 2, a script's conversation is held before its
+edits: each message typed into the chat's box and sent, the reply awaited where it
+appears in the conversation (`#messages`), whether the page is sent as a form and
+comes back, or a script streams the reply into it; an accepted reply's plan taken with
+its "Use this plan as mine" button (the plan shown must then be the one proposed, and
+the script's edits apply on top of it); a rejected reply left alone. A message is sent
+once even under submit_twice (an accept is sent twice, as an edit is). A script with a
+conversation on an arm whose phase 2 has no chat is an error of the run.
+
 A participant the page surprises (a server that does not answer, a page not the expected
 one, an error shown) is reported with the page's name, and the others go on. The run's
 summary (JSON on stdout, and in --out): entered, finished, abandoned, errors, per arm, and
@@ -45,6 +54,7 @@ from planaudit.simulated.cohort import (
     TLX_PAIRS,
     Cohort,
     Script,
+    Turn,
     apply_edits,
     load_cohort,
 )
@@ -56,6 +66,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 _STEP = re.compile(r"^/s/[^/]+/([a-z0-9]+)$")
+# the button that takes an assistant's plan ("Use this plan as mine", named for its message)
+_ADOPT = re.compile(r"^Use (this plan as mine|the assistant's plan\b)")
 HEADINGS = {"consent": "Before you start", "instructions": "How this study works",
             "example": "A worked example", "phase1": "Your plan, in your own words",
             "phase2": "Build your plan from the actions", "suggestion": "About the suggested plan",
@@ -89,6 +101,8 @@ class Outcome:
     faults: list[str] = field(default_factory=list)  # the faults played
     error: str | None = None
     code: str | None = None  # the completion code shown
+    chat: list[str] = field(default_factory=list)  # the conversation held: "ask",
+    # "accept N", "reject N" (N: the assistant's reply, from 1)
 
 
 @dataclass
@@ -366,6 +380,14 @@ class Run:
 
     async def phase2(self, page, script: Script, edits, twice: bool, out: Outcome) -> None:
         name = "phase2"
+        accepted: list[str] = []
+        if script.conversation:
+            accepted = await self.converse(page, script, twice, out)
+        try:
+            apply_edits(edits, accepted)
+        except IndexError as e:
+            raise Surprise(name, f"script {script.id}: its edits do not fit the accepted plan of "
+                                 f"{len(accepted)} step(s): {e}") from None
         full_list = await page.locator("#action").count() > 0  # the `list` picker
         listed = set(await page.locator("#action option").evaluate_all(
             "os => os.map(o => o.value)")) if full_list else set()
@@ -385,16 +407,84 @@ class Run:
                 button = _button(page, f"{e.op} step {e.step}")
             await self.send(page, button, twice, name)
             await self.expect(page, name)
-            await self.plan_shown(page, apply_edits(edits[:i]), f"after edit {i}")
+            await self.plan_shown(page, apply_edits(edits[:i], accepted), f"after edit {i}")
             if i in reloads:
                 await self.reload(page, name)
                 out.faults.append(f"reload:phase2@{i}")
                 await self.expect(page, name)
-                await self.plan_shown(page, apply_edits(edits[:i]), f"after the reload at edit {i}")
+                await self.plan_shown(page, apply_edits(edits[:i], accepted),
+                                      f"after the reload at edit {i}")
         await self.send(page, page.locator("#submit"), twice, name)
         if page_name(page.url) == name and await page.locator("#verdict").count():
             # the arm tells the verdict on submission: the script's plan is submitted as it is
             await self.send(page, page.locator("#submit"), False, name)
+
+    async def converse(self, page, script: Script, twice: bool, out: Outcome) -> list[str]:
+        """Hold the script's conversation; the plan accepted last (empty: none)."""
+        name = "phase2"
+        if await page.locator("#chat").count() == 0:
+            raise Surprise(name, f"script {script.id} holds a conversation with the assistant, "
+                                 f"and arm '{out.arm}' has no assistant beside phase 2")
+        replies = page.locator("#messages > li.assistant")
+        accepted: list[str] = []
+        for t in script.conversation:
+            if t.op == "ask":
+                n = await replies.count()
+                form = page.locator("form#ask")
+                if await form.count() != 1:
+                    raise Surprise(name, f"script {script.id}: the chat takes no message "
+                                         f"{sum(c == 'ask' for c in out.chat) + 1} (the "
+                                         "assistant's budget is spent)")
+                await form.locator("textarea[name=message]").fill(t.text or "")
+                await form.get_by_role("button", name="Send").click()
+                # the reply where it appears: the page sent back, or streamed into this one
+                await replies.nth(n).wait_for(state="attached")
+                await self.settled(page)
+                await self.expect(page, name)
+                out.chat.append("ask")
+                continue
+            k, li = await self.reply(page, script, t)
+            if t.op == "accept":
+                steps = await self.proposed(li)
+                button = li.get_by_role("button", name=_ADOPT)
+                await self.send(page, button, twice, name)
+                await self.expect(page, name)
+                await self.plan_shown(page, steps, f"after accepting the assistant's reply {k}")
+                accepted = steps
+            out.chat.append(f"{t.op} {k}")
+        return accepted
+
+    async def settled(self, page) -> None:
+        """The page at rest after a reply: loaded, and no reply still streaming (a script
+        that streams marks the conversation `aria-busy` while it does)."""
+        await page.wait_for_load_state("load")
+        await page.locator('#messages[aria-busy="true"]').wait_for(state="detached")
+        await page.locator("form#ask, #ask-spent").first.wait_for(state="attached")
+
+    async def reply(self, page, script: Script, t: Turn):
+        """The assistant's reply a turn names: its number (from 1) and its element."""
+        replies = page.locator("#messages > li.assistant")
+        n = await replies.count()
+        if t.reply is not None:
+            if t.reply > n:
+                raise Surprise("phase2", f"script {script.id}: {t.op} {t.reply}, and the "
+                                         f"assistant has given {n} reply(ies)")
+            li = replies.nth(t.reply - 1)
+            if t.op == "accept" and await li.locator(".proposal").count() == 0:
+                raise Surprise("phase2", f"script {script.id}: accept {t.reply}, and that reply "
+                                         "proposes no plan (or the assistant was unavailable)")
+            return t.reply, li
+        for k in range(n, 0, -1):
+            if await replies.nth(k - 1).locator(".proposal").count():
+                return k, replies.nth(k - 1)
+        raise Surprise("phase2", f"script {script.id}: {t.op} last, and none of the assistant's "
+                                 f"{n} reply(ies) proposes a plan")
+
+    async def proposed(self, li) -> list[str]:
+        """The plan a reply proposes, as the page shows it."""
+        steps = li.locator(".proposal ol.plan > li")
+        codes = [t.strip() for t in await steps.locator("code").all_inner_texts()]
+        return codes or [t.strip() for t in await steps.all_inner_texts()]
 
     async def pick(self, page, action: str, i: int):
         """Fill the picker's line of `action` ("(unstack c a)") with its objects; its button."""
