@@ -25,7 +25,19 @@ written:
   the optimal plan swapped, or an inapplicable action put in);
 - `goal_not_reached`: the optimal plan without its last step;
 - `verbatim`: the arm's suggestion on that instance, exactly (arms that show one);
+- `accept_first` (arms with an assistant): ask the assistant, take its first plan with
+  "Use this plan as mine", ask again whether it is sure, reject the second reply, and
+  submit the first plan as it is;
+- `accept_second` (arms with an assistant): ask, reject the first reply, ask again with
+  a doubt, take the second reply's plan and submit it as it is;
 - `abandon`: scripts that leave on reaching phase 2 (they write phase 1, never finish).
+
+On an arm with an assistant, the scripts of the plan intents above ask it once and reject
+its reply, then build their own plan as their intent says. What the assistant proposes is
+known only for a reference model (`planaudit.reference.assistant.proposal`); for one,
+`planaudit study cohort` prints the verdict each accepting intent's submitted plan will
+have on each instance (`responsive`: its first plan one step short, hence wrong; its
+second the optimum).
 
 Two counts pick among an arm's scripts instead of adding to them: `called_correct`, how
 many answer "correct" on the suggestion page (arms that show one; verbatim scripts
@@ -62,13 +74,18 @@ from planaudit.simulated.cohort import (
     Fault,
     Reader,
     Script,
+    Turn,
     apply_edits,
     dump_script,
     load_cohort,
 )
 from planaudit.study.allocation import STUDY
 
-INTENTS = ("optimal", "suboptimal", "invalid_step", "goal_not_reached", "verbatim")
+INTENTS = ("optimal", "suboptimal", "invalid_step", "goal_not_reached", "verbatim",
+           "accept_first", "accept_second")
+ACCEPTING = ("accept_first", "accept_second")  # the plan is the assistant's: its reply 1 or 2
+ASK = "Which plan would you use for this task?"
+DOUBT = "Are you sure? Please check your plan step by step."
 PICKS = ("called_correct", "unreadable_text")
 COUNT_KEYS = (*INTENTS, "abandon", *PICKS)
 CANDIDATES = 60  # detours and wrong steps tried per instance (each checked by formal/)
@@ -254,6 +271,32 @@ def verdict_of(m, plan: list[str]) -> str:
     return f"invalid ({v.failure_kind} at step {v.failure_step})"
 
 
+def conversation(intent: str) -> tuple[Turn, ...]:
+    """What a script on an assistant arm says to it, by intent."""
+    if intent == "accept_first":
+        return (Turn("ask", text=ASK), Turn("accept"), Turn("ask", text=DOUBT), Turn("reject"))
+    if intent == "accept_second":
+        return (Turn("ask", text=ASK), Turn("reject"), Turn("ask", text=DOUBT), Turn("accept"))
+    return (Turn("ask", text=ASK), Turn("reject"))
+
+
+def reference_proposals(study, materials, arm: str) -> dict[str, dict[int, list[str] | None]]:
+    """A reference assistant's proposals on replies 1 and 2, per instance ({} for an arm
+    whose assistant is not a reference model): as the server's call metadata asks them."""
+    from planaudit.experiment import Experiment
+    from planaudit.reference.assistant import proposal
+
+    a = study.arm(arm).assistant
+    entry = Experiment.from_dict(study.experiment).model(a.model) if a is not None else None
+    if entry is None or not entry.is_reference:
+        return {}
+    variant = entry.model.removeprefix("reference/")
+    return {key: {turn: proposal(variant, {"task": key, "task_dir": str(m.folder), "turn": turn,
+                                           **(entry.reference or {})})
+                  for turn in (1, 2)}
+            for key, m in materials.instances.items()}
+
+
 # -- edits and texts -------------------------------------------------------------------
 
 
@@ -314,14 +357,21 @@ def build(study, materials, counts: Counts) -> tuple[dict, list[str]]:
         for k in ("called_correct", "verbatim"):
             if c[k] and sug is None:
                 counts.fail(["arms", arm, k], f"arm '{arm}' shows no suggestion")
+        helper = study.arm(arm).assistant
+        for k in ACCEPTING:
+            if c[k] and helper is None:
+                counts.fail(["arms", arm, k], f"arm '{arm}' has no assistant")
+            if c[k] and helper.turns < 2:
+                counts.fail(["arms", arm, k], f"arm '{arm}''s assistant takes {helper.turns} "
+                                              f"message(s); {k} sends two")
         mine: list[dict] = []
         for intent in (*INTENTS, "abandon"):
             width = max(2, len(str(c[intent])))
             for n in range(1, c[intent] + 1):
                 plans = {}
                 for k in keys:
-                    if intent in ("optimal", "abandon"):
-                        plans[k] = best[k]
+                    if intent in ("optimal", "abandon", *ACCEPTING):
+                        plans[k] = best[k]  # an accepting script's phase-1 text
                     elif intent in ("suboptimal", "invalid_step"):
                         plans[k] = rng.choice(pools[intent][k])
                     elif intent == "goal_not_reached":
@@ -348,13 +398,16 @@ def build(study, materials, counts: Counts) -> tuple[dict, list[str]]:
             prose = rng.choice(PROSE)
             text = {k: prose if i in unreadable else readable(s["plans"][k], style) for k in keys}
             abandon = s["intent"] == "abandon"
-            plan = {} if abandon else {k: tuple(edits_to(s["plans"][k], how, rng, actions[k]))
-                                       for k in keys}
+            accepting = s["intent"] in ACCEPTING
+            plan = {} if abandon or accepting else {
+                k: tuple(edits_to(s["plans"][k], how, rng, actions[k])) for k in keys}
+            talk = () if abandon or helper is None else conversation(s["intent"])
             tlx = None if abandon else tuple(rng.randrange(0, 101, 5) for _ in range(6))
             pairs = None if abandon else tuple(rng.choice(p) for p in TLX_PAIRS)
             answer = None if abandon or sug is None else i in correct
             faults = (Fault("abandon", "phase2"),) if abandon else ()
-            scripts.append(Script(s["id"], (arm,), text, plan, answer, tlx, pairs, faults))
+            scripts.append(Script(s["id"], (arm,), text, plan, answer, tlx, pairs, faults,
+                                  conversation=talk))
     rng.shuffle(scripts)
     warnings = _assignment_warnings(study, counts)
     data = {"format": FORMAT,
@@ -385,9 +438,11 @@ def _assignment_warnings(study, counts: Counts) -> list[str]:
     return out
 
 
-def verify(path: Path, materials, counts: Counts) -> dict[str, dict[str, int]]:
+def verify(path: Path, materials, counts: Counts, study=None) -> dict[str, dict[str, int]]:
     """The written file read back: every script's plan on every instance has its intent's
-    verdict; returns the scripts per arm and intent."""
+    verdict; returns the scripts per arm and intent. An accepting script's plan is the
+    assistant's, known here only for a reference model (with `study`): its conversation
+    is checked, and `expected(...)` says the verdicts."""
     cohort = load_cohort(path)
     tally: dict[str, dict[str, int]] = {}
     for s in cohort.participants:
@@ -396,6 +451,10 @@ def verify(path: Path, materials, counts: Counts) -> dict[str, dict[str, int]]:
         tally.setdefault(arm, {}).setdefault(intent, 0)
         tally[arm][intent] += 1
         if intent == "abandon":
+            continue
+        if intent in ACCEPTING:
+            if s.conversation != conversation(intent) or s.plan:
+                raise RuntimeError(f"{s.id}: its conversation is not {intent}'s")
             continue
         for key, m in materials.instances.items():
             plan = s.plan_for(key)
@@ -406,6 +465,22 @@ def verify(path: Path, materials, counts: Counts) -> dict[str, dict[str, int]]:
             if not ok:
                 raise RuntimeError(f"{s.id} on {key}: {plan} is {verdict_of(m, plan)}, not {intent}")
     return tally
+
+
+def expected(study, materials, counts: Counts) -> dict[str, dict[str, dict[str, str]]]:
+    """For each arm with a reference assistant: each accepting intent's submitted plan's
+    verdict per instance (arm -> intent -> instance -> verdict)."""
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for arm, c in counts.arms.items():
+        props = reference_proposals(study, materials, arm) if any(c[k] for k in ACCEPTING) else {}
+        for intent, turn in (("accept_first", 1), ("accept_second", 2)):
+            if not c[intent] or not props:
+                continue
+            out.setdefault(arm, {})[intent] = {
+                key: "unsolvable claimed" if props[key][turn] is None
+                else verdict_of(m, props[key][turn])
+                for key, m in materials.instances.items()}
+    return out
 
 
 def write(study, materials, counts: Counts, out: str | Path) -> tuple[dict, list[str]]:
@@ -446,12 +521,18 @@ def main(args: argparse.Namespace) -> int:
         _, warnings = write(study, materials, counts, args.out)
     except (ConfigError, ValueError) as e:
         raise InputError(str(e)) from None
-    tally = verify(Path(args.out), materials, counts)
+    tally = verify(Path(args.out), materials, counts, study)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     for arm, by in tally.items():
         print(f"{arm}: {sum(by.values())} script(s): "
               + ", ".join(f"{k} {n}" for k, n in by.items()), file=sys.stderr)
+    for arm, by in expected(study, materials, counts).items():
+        model = study.arm(arm).assistant.model
+        for intent, verdicts in by.items():
+            print(f"{arm}: {intent} submits the plan of {model} (a reference model, not an AI "
+                  "model): " + ", ".join(f"{k} {v}" for k, v in verdicts.items()),
+                  file=sys.stderr)
     print(f"wrote {args.out}", file=sys.stderr)
     return EXIT_OK
 
