@@ -191,6 +191,7 @@ HEAVY_FILES = (
     "test_properties.py",
 )
 HEAVY_TESTS = (
+    "test_study_assistant_simulated.py::test_a_simulated_participant_accepts_the_wrong_proposal_and_submits_it",
     "test_acpbench_questions.py::test_acpbench_config_runs_acpbench_alone_and_the_paying_configs_never_do",
     "test_acpbench_questions.py::test_each_models_transcripts_land_in_its_own_folder",
     "test_acpbench_questions.py::test_workflow_runs_one_job_per_model_and_type_and_refuses_an_unknown_domain",
