@@ -17,7 +17,9 @@ from fastapi.testclient import TestClient
 
 from planaudit.human import analysis
 from planaudit.human.assistance import COLUMNS, absent, edit_distance, measures
+from planaudit.human.report import assistant_text
 from planaudit.study.app import create_app
+from planaudit.study.commands import summary_text
 from planaudit.study.export import export
 from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
@@ -164,6 +166,18 @@ def test_the_assistant_arm_against_the_unassisted_and_the_suggestion_arm():
                        & (pl.col("alternative") == "two-sided")).row(0, named=True)
     assert (valid["n_first"], valid["n_second"]) == (2, 3)
     assert valid["second_value"] == pytest.approx(2 / 3)
+    # the report's line and `study analyze`'s summary say the same numbers
+    said = assistant_text(a, "95% CI")
+    assert "2.67 turns, 360 tokens, $0.0167" in said
+    assert "shown a wrong proposal 2, submitted one 1 (50.0%, 95% CI" in said
+    assert assistant_text(alone, "95% CI") == ""
+    power = {"rates": [0.7, 0.8], "power": 0.8, "alternative": "two-sided", "reached": [],
+             "needed": {"exact_fisher": 1, "exact_fisher_window": 1, "normal": 1}}
+    lines = summary_text(table, tests.clear(), power, 0.05).splitlines()
+    mine = next(x for x in lines if "/ assistant:" in x)
+    assert "assistant per participant 2.67 turns, 360 tokens, $0.0167" in mine
+    assert "wrong proposal accepted 1/2 50.0%" in mine
+    assert "assistant per participant" not in next(x for x in lines if "/ alone:" in x)
 
 
 # ---------------------------------------------------------------- end to end

@@ -116,6 +116,22 @@ def draw(frame: pl.DataFrame, seed: int = 0, bootstrap: int = 2000, alpha: float
     return fig
 
 
+def assistant_text(r: dict, level: str) -> str:
+    """An assistant arm's use and automation bias in words ("" on another arm): a rate of
+    accepted wrong proposals means little without how many saw one, so both are said."""
+    if r.get("assistant_turns_mean") is None:
+        return ""
+    usd = r["assistant_usd_mean"]
+    said = (f"; with the assistant, per participant {r['assistant_turns_mean']:.3g} turns, "
+            f"{r['assistant_tokens_mean']:,.0f} tokens, "
+            + ("unpriced" if usd is None else f"${usd:.4f}"))
+    if r["wrong_proposal_shown"]:
+        said += (f"; shown a wrong proposal {r['wrong_proposal_shown']}, submitted one "
+                 f"{r['accepted_wrong']} ({_pct(r['accepted_wrong_share'])}, {level} "
+                 f"{_pct(r['accepted_wrong_lo'])}–{_pct(r['accepted_wrong_hi'])})")
+    return said
+
+
 def _presentation(people: pl.DataFrame, config: dict) -> str:
     """Whether this run's models saw the tasks as these people did (the same names): if
     not, the pairing is refused here, naming both, since a rate on plain names and one on
@@ -194,6 +210,7 @@ def section(frame: pl.DataFrame, config: dict, tables: Path, figures: Path, out:
                 line += (f"; shown a wrong suggestion {r['wrong_suggestion_shown']}, called it "
                          f"correct {r['called_wrong_correct']} ({_pct(r['called_share'])}), "
                          f"submitted it verbatim {r['wrong_verbatim']}")
+            line += assistant_text(r, level)
             lines.append(line + ".</li>")
         mine_rows = people.filter((pl.col("study") == study) & (pl.col("model") == model))
         pickers = sorted({str(v) for v in mine_rows["picker"].drop_nulls()}

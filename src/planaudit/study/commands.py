@@ -382,7 +382,16 @@ def summary_text(human, tests, power: dict, alpha: float) -> str:
                      f"; optimal {r['optimal']}/{r['valid']} {pct(r['optimal_of_valid'])}"
                      + (f"; wrong suggestion called correct {r['called_wrong_correct']}/"
                         f"{r['wrong_suggestion_shown']}, submitted verbatim {r['wrong_verbatim']}"
-                        if r["wrong_suggestion_shown"] else ""))
+                        if r["wrong_suggestion_shown"] else "")
+                     + (f"; assistant per participant {r['assistant_turns_mean']:.3g} turns, "
+                        f"{r['assistant_tokens_mean']:,.0f} tokens, "
+                        + ("unpriced" if r["assistant_usd_mean"] is None
+                           else f"${r['assistant_usd_mean']:.4f}")
+                        + f"; wrong proposal accepted {r['accepted_wrong']}/"
+                        f"{r['wrong_proposal_shown']} {pct(r['accepted_wrong_share'])} "
+                        f"({ci_label(alpha)} {pct(r['accepted_wrong_lo'])}–"
+                        f"{pct(r['accepted_wrong_hi'])})"
+                        if r.get("assistant_turns_mean") is not None else ""))
     for t in tests.iter_rows(named=True):
         p = "-" if t["p"] is None else f"{t['p']:.3g}"
         lines.append(f"  {t['measure']}: {t['second']} vs {t['first']}, {t['test']} "
