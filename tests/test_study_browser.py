@@ -512,6 +512,7 @@ def test_the_reply_streams_into_the_page_without_it_navigating(browser, tmp_path
                 partial = said.text_content()
                 assert "It puts a on b on c." not in partial  # shown before the reply ended
                 expect(page.locator("#ask button[type=submit]")).to_be_disabled()
+                expect(page.locator("#messages")).to_have_attribute("aria-busy", "true")
                 expect(page.locator("#messages li.you").last).to_have_text(
                     "YouWhich plan would you use?")
                 assert page.evaluate("window.sameDocument") is True  # no navigation yet
@@ -520,6 +521,7 @@ def test_the_reply_streams_into_the_page_without_it_navigating(browser, tmp_path
                 expect(page.get_by_role(
                     "button", name="Use the assistant's plan of message 2")).to_be_visible()
                 expect(page.locator("#streaming")).to_have_count(0)
+                expect(page.locator('#messages[aria-busy="true"]')).to_have_count(0)
                 assert page.evaluate("window.sameDocument") is None  # the page was loaded anew
                 expect(page.locator("#messages li.assistant .said")).to_contain_text(
                     "It puts a on b on c.")

@@ -1,6 +1,6 @@
 // The assistant's reply as it is written, never required: with script, the ask form is
 // posted to its stream route (/s/<token>/phase2/ask), the message and the growing reply
-// are shown in #messages with Send disabled, and at the end the page the server renders
+// are shown in #messages (aria-busy meanwhile) with Send disabled, and at the end the page the server renders
 // is loaded (the reply's proposal judged, its "Use this plan as mine" button). Whatever
 // the route answers with no stream is left to the form post, which works as without script.
 (function () {
@@ -46,6 +46,7 @@
       form.insertBefore(note, form.firstChild);
     }
     note.textContent = message;
+    list.removeAttribute("aria-busy");
     button.disabled = false;
   }
 
@@ -63,6 +64,7 @@
     event.preventDefault();
     if (button.disabled) return;
     button.disabled = true;
+    list.setAttribute("aria-busy", "true");  // a reply on its way (until the page is loaded)
     var body = new URLSearchParams(new FormData(form));
     var url = new URL(form.action);
     url.hash = "";
