@@ -251,6 +251,9 @@ def test_a_scripted_conversation_is_exported_into_the_rows_it_implies(tmp_path, 
         assert tin > 0 and tout > 0
         assert (row["assistant_input_tokens"], row["assistant_output_tokens"]) == (tin, tout)
         assert row["assistant_cost_usd"] == 0.0  # a reference model costs nothing
+        # the row's call columns are the assistant's, as a model row's are its model's
+        assert (row["n_calls"], row["input_tokens"], row["output_tokens"]) == (2, tin, tout)
+        assert row["cost_usd"] == 0.0 and row["price_source"] == "reference"
         assert (row["assistant_turns"], row["assistant_unanswered"]) == (2, 0)
         assert (row["assistant_proposals"], row["assistant_wrong_proposals"]) == (2, 1)
         assert row["final_equals_proposal"] is True

@@ -296,6 +296,7 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
                        steps if plan is not None and bad is None else None))
     row.update(_suggestion(inst, arm, answers, plan))
     row.update(_assistant(meta, rec["arm"], phase2, events, plan, steps, bad, declared))
+    row.update(_calls(phase2.get("chat") or []) if assisted(meta, rec["arm"]) else {})
     row.update(_tlx(answers.get("tlx")))
     row.update(_times(rec, events))
     row.update(_integrity(rec, events))
@@ -398,6 +399,21 @@ def _assistant(meta: dict, arm: str, phase2: dict, events: list[dict], plan: lis
     return assistance.measures(phase2.get("chat") or [], [e for e in events
                                                           if e.get("page") == "phase2"],
                                mine, declared)
+
+
+def _calls(chat: list[dict]) -> dict:
+    """On an assistant arm the row's call columns are the assistant's, as a model row's
+    are its model's: every call made (a failed one too), its tokens, its cost (None when a
+    call was unpriced) and where the price came from."""
+    made = assistance.replies(chat)
+    costs = [m.get("cost_usd") for m in made if m.get("error") is None]
+    sources = sorted({m["price_source"] for m in made if m.get("price_source")})
+    return {"n_calls": len(made),
+            "input_tokens": sum(int(m.get("input_tokens") or 0) for m in made),
+            "output_tokens": sum(int(m.get("output_tokens") or 0) for m in made),
+            "cost_usd": None if any(c is None for c in costs) else float(sum(costs)),
+            "price_source": ",".join(sources) if sources else "no model call",
+            "cache_hits": sum(bool(m.get("cache_hit")) for m in made)}
 
 
 def _tlx(answer: dict | None) -> dict:
