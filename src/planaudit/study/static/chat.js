@@ -1,8 +1,9 @@
 // The assistant's reply as it is written, never required: with script, the ask form is
 // posted to its stream route (/s/<token>/phase2/ask), the message and the growing reply
-// are shown in #messages (aria-busy meanwhile) with Send disabled, and at the end the page the server renders
-// is loaded (the reply's proposal judged, its "Use this plan as mine" button). Whatever
-// the route answers with no stream is left to the form post, which works as without script.
+// are shown in #messages (aria-busy meanwhile) with Send disabled, and at the end the
+// page the server renders is loaded (the reply's proposal judged, its "Use this plan as
+// mine" button). Whatever the route answers with no stream is left to the form post,
+// which works as without script.
 (function () {
   "use strict";
   var form = document.getElementById("ask");
