@@ -272,3 +272,18 @@ def test_a_scripted_conversation_is_exported_into_the_rows_it_implies(tmp_path, 
     arm = analysis.human_table(people).row(0, named=True)
     assert (arm["wrong_proposal_shown"], arm["accepted_wrong"]) == (2, 1)
     assert arm["assistant_turns_mean"] == 2.0
+    # the people beside the models: the assistant's model's own row on the same task is
+    # marked as the assistant alone; people's rows and other models' are not
+    assert set(people["assistant_model"].to_list()) == {"responsive"}
+    row = people.row(0, named=True)
+    alone = {**row, "regime": "offline", "model": "responsive", "reference": True,
+             "method": "direct", "study": None, "assistant_model": None}
+    other = {**alone, "model": "oracle"}
+    from planaudit.analysis.tables import model_label, same_tasks_table
+
+    same = same_tasks_table(pl.DataFrame([alone, other], schema=people.schema), people,
+                            n_resamples=50)
+    marks = {(r["regime"], r["model"]): r["assistant_alone"] for r in same.to_dicts()}
+    assert marks[("offline", model_label("responsive", True))] == "assistant (teststudy)"
+    assert marks[("offline", model_label("oracle", True))] is None
+    assert all(v is None for (regime, _), v in marks.items() if regime == "human")

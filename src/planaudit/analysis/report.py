@@ -37,7 +37,9 @@ TABLE_CAPTIONS = {
     "same_tasks": "The main table on the tasks people planned only (a study's instances, "
                   "under the same names): every model and method on exactly those tasks, "
                   "then people per arm (n_tasks counts participants), so people and models "
-                  "are compared on the same instances.",
+                  "are compared on the same instances. assistant_alone names the assistant "
+                  "arms whose assistant a model's row is: the model alone (its own regime's "
+                  "prompt, not the study's chat) beside the people it assisted.",
     "human": "People per study, model (people, or simulated participants: scripts, not "
              "people) and arm: valid plans (the formal core's verdict on the phase-2 plan) "
              "with 95% Wilson intervals, the optimal share of the valid ones, phase-1 texts "

@@ -104,10 +104,30 @@ def same_tasks_table(ep: pl.DataFrame, beside: pl.DataFrame, seed: int = 0,
     configuration's rows on exactly those tasks, under the same names, then the beside
     rows themselves, so that people and models are compared on the same tasks."""
     if beside.is_empty():
-        return pl.DataFrame(schema=MAIN)
+        return pl.DataFrame(schema={**MAIN, "assistant_alone": pl.String})
     tasks = beside.select(PAIR).unique()
     on = ep.join(tasks, on=PAIR, how="semi")
-    return main_table(pl.concat([on, beside], how="diagonal_relaxed"), seed, n_resamples)
+    table = main_table(pl.concat([on, beside], how="diagonal_relaxed"), seed, n_resamples)
+    # the table labels a reference model (`model_label`): matched on the entry's name
+    named = table.with_columns(_entry=pl.col("model").str.strip_suffix(REFERENCE_SUFFIX))
+    return named.join(_assistants(beside), left_on="_entry", right_on="model", how="left",
+                      suffix="_assisted").drop("_entry", "model_assisted", strict=False).with_columns(
+        assistant_alone=pl.when(pl.col("regime").is_in(beside["regime"].unique().implode()))
+        .then(None).otherwise(pl.col("assistant_alone")))
+
+
+def _assistants(beside: pl.DataFrame) -> pl.DataFrame:
+    """model -> the assistant arms it answered in (`arm (study)`, joined): its own rows
+    on the same tasks are then the assistant alone, beside the people it assisted."""
+    empty = pl.DataFrame(schema={"model": pl.String, "assistant_alone": pl.String})
+    if "assistant_model" not in beside.columns:
+        return empty
+    arms = (beside.filter(pl.col("assistant_model").is_not_null())
+            .select(model="assistant_model", arm=pl.col("method") + " (" + pl.col("study") + ")")
+            .unique().sort("arm"))
+    if arms.is_empty():
+        return empty
+    return arms.group_by("model").agg(assistant_alone=pl.col("arm").str.join(", "))
 
 
 def acpbench_rows(ep: pl.DataFrame) -> pl.DataFrame:

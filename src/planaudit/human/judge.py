@@ -297,6 +297,7 @@ def judge_record(export: Export, rec: dict) -> tuple[dict, list[dict]]:
     row.update(_suggestion(inst, arm, answers, plan))
     row.update(_assistant(meta, rec["arm"], phase2, events, plan, steps, bad, declared))
     row.update(_calls(phase2.get("chat") or []) if assisted(meta, rec["arm"]) else {})
+    row["assistant_model"] = (assistant_of(meta, rec["arm"]) or {}).get("model")
     row.update(_tlx(answers.get("tlx")))
     row.update(_times(rec, events))
     row.update(_integrity(rec, events))
@@ -380,12 +381,17 @@ def _suggestion(inst: Instance, arm: dict, answers: dict, plan: list[str] | None
             "suggestion_left_at": None if mine is None else left_at(shown, mine)}
 
 
+def assistant_of(meta: dict, arm: str) -> dict | None:
+    """The arm's live assistant (its model entry's name, its budget): the export's arm
+    says so (`assistant`), or, in an export written before it did, the design the study
+    ran under; None for an arm without one."""
+    return ((meta.get("arms", {}).get(arm) or {}).get("assistant")
+            or ((meta.get("design") or {}).get(f"arms.{arm}") or {}).get("assistant"))
+
+
 def assisted(meta: dict, arm: str) -> bool:
-    """Whether the arm had a live assistant: the export's arm says so (`assistant`), or, in
-    an export written before it did, the design the study ran under."""
-    if (meta.get("arms", {}).get(arm) or {}).get("assistant") is not None:
-        return True
-    return ((meta.get("design") or {}).get(f"arms.{arm}") or {}).get("assistant") is not None
+    """Whether the arm had a live assistant."""
+    return assistant_of(meta, arm) is not None
 
 
 def _assistant(meta: dict, arm: str, phase2: dict, events: list[dict], plan: list[str] | None,
