@@ -21,7 +21,7 @@ TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(
 # Every Eval Ever's validator (tests/test_eee.py); see pyproject.toml's `interop` extra
 EEE    := every-eval-ever==0.3.0
 
-.PHONY: run run-local study-demo test check lint docs suite clean
+.PHONY: run run-local study-demo study-local test check lint docs suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ run-local: $(STAMP)
 # a study with SIMULATED participants (Chromium), from server to the report's People section
 study-demo: $(STAMP)
 	$(BIN)/python demo/study_demo.py --cores 2
+
+# the assistant arm with a real model: SmolLM2 on this CPU behind the study (SIMULATED people)
+study-local: $(STAMP)
+	$(BIN)/python local/study.py
 
 suite: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) suite

@@ -451,7 +451,7 @@ class Run:
                 await self.expect(page, name)
                 await self.plan_shown(page, steps, f"after accepting the assistant's reply {k}")
                 accepted = steps
-            out.chat.append(f"{t.op} {k}")
+            out.chat.append(f"{t.op} {k}" if k else f"{t.op} none")
         return accepted
 
     async def settled(self, page) -> None:
@@ -477,6 +477,8 @@ class Run:
         for k in range(n, 0, -1):
             if await replies.nth(k - 1).locator(".proposal").count():
                 return k, replies.nth(k - 1)
+        if t.op == "reject":  # nothing proposed (a model that wrote no plan): nothing to refuse
+            return 0, None
         raise Surprise("phase2", f"script {script.id}: {t.op} last, and none of the assistant's "
                                  f"{n} reply(ies) proposes a plan")
 
