@@ -87,6 +87,8 @@ def test_a_conversation_is_answered_judged_and_a_wrong_proposal_taken(tmp_path, 
     # the user's message carried the plan it was sent beside (sees_plan)
     assert chat[0] == {"role": "user", "text": "Which plan would you use?", "plan": []}
     assert "Use this plan as mine" in r.text
+    # the plan is shown once, in the task's words below the reply, not also as its raw block
+    assert "```" not in r.text and r.text.count(first[0]) == 1
     r = _post(client, r, op="adopt", message="1")
     answer = next(store.records("teststudy"))["answers"]["phase2"]
     assert answer["plan"] == first and len(answer["chat"]) == 2

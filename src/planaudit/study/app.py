@@ -35,7 +35,7 @@ from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from planaudit.study import coding
-from planaudit.study.assistant import Assistants, BudgetSpent
+from planaudit.study.assistant import Assistants, BudgetSpent, prose
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import ADMIN_ENV, Study, instance_tag
 from planaudit.study.store import (
@@ -182,6 +182,7 @@ def create_app(study: Study, materials: Materials, store: Store,
         return Markup("<code>{}</code>").format(step)
 
     templates.env.globals["step_html"] = step_html
+    templates.env.globals["said"] = prose  # a reply's text, its proposal's block left out
     # the task as people read it (without the brief's "minimise" line unless asked for)
     templates.env.globals["task_text"] = lambda m: m.instance_text(
         study.instructions["minimise"])

@@ -14,6 +14,7 @@ tokens, at most `reply_tokens`; a call that would have nothing left is not sent.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from planaudit.contract import extract
@@ -213,3 +214,17 @@ def render_estimate(rows: list[Estimate]) -> str:
                      f"{r.output_tokens:,} output tokens, {money(r.usd)} a participant; "
                      f"{people}: {money(r.total_usd)}")
     return "\n".join(lines)
+
+
+_FENCED = re.compile(r"```[^\n`]*\n?.*?```", re.S)
+
+
+def prose(msg: dict) -> str:
+    """A reply's text as the page shows it: with a proposal read out of it, its fenced block
+    is left out (the page shows the plan below in the task's words, PlanBench's on a
+    PlanBench instance, with the button that takes it), so the plan is not shown twice."""
+    text = msg.get("text") or ""
+    if not msg.get("proposal"):
+        return text
+    kept = _FENCED.sub("", text).strip()
+    return kept or "Here is a plan."
