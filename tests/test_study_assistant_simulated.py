@@ -16,6 +16,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from planaudit.config import ConfigError
@@ -206,6 +207,31 @@ def test_a_simulated_participant_accepts_the_wrong_proposal_and_submits_it(tmp_p
 
     # the chat page without script: the same conversation, its buttons, the plan taken
     assert run.noscript == {"replies": 2, "adopt": 1, "ask": 1, "plan": first}
+
+    # the export: each figure the script implies, in the talker's and the builder's rows
+    from planaudit.study.export import export
+    from planaudit.study.materials import resolve
+
+    store = Store(study.database_url())
+    try:
+        export(study, resolve(study), store, tmp_path / "export")
+    finally:
+        store.close()
+    rows = {r["participant"]: r for r in pl.read_parquet(tmp_path / "export" / "rows.parquet")
+            .to_dicts()}
+    exported = {json.loads(line)["participant"]: json.loads(line) for line in
+                (tmp_path / "export" / "records.jsonl").read_text().splitlines()}
+    mine = {(r["answers"].get("phase1") or {}).get("text", "").split(":")[0]: rows[p]
+            for p, r in exported.items()}
+    t, b = mine["talker"], mine["builder"]
+    assert exported[t["participant"]]["answers"]["phase2"]["chat"][1]["verdict"]["valid"] is False
+    assert (t["assistant_proposals"], t["assistant_wrong_proposals"]) == (2, 1)
+    assert t["accepted_wrong_proposal"] is True and t["final_equals_proposal"] is True
+    assert t["edit_distance_last_proposal"] == distance(first, second) == 1
+    assert (t["assistant_adoptions"], t["assistant_turns"], t["success"]) == (1, 2, False)
+    assert b["accepted_wrong_proposal"] is False and b["final_equals_proposal"] is False
+    assert b["edit_distance_last_proposal"] == distance(RIGHT_P02, first)
+    assert (b["assistant_adoptions"], b["assistant_turns"], b["success"]) == (0, 1, True)
 
 
 @pytest.mark.parametrize("turns, said", [
