@@ -146,3 +146,16 @@ def form_key(html: str) -> str:
     m = KEY.search(html)
     assert m, "the page has no form key"
     return m.group(1)
+
+
+def form_post(client, r, **data):
+    """Post the form of page `r` (an in-process TestClient's response) with its key."""
+    return client.post(str(r.url).split("#")[0], data={"key": form_key(r.text), **data})
+
+
+def to_phase2(client, pid: str, text: str = "move the blocks"):
+    """A participant entered, consenting, through the instructions, the example and
+    phase 1 (`text`): the phase-2 page."""
+    r = client.get(f"/?PROLIFIC_PID={pid}&STUDY_ID=s&SESSION_ID=x")
+    r = form_post(client, form_post(client, form_post(client, r, agree="yes")))
+    return form_post(client, r, text=text)

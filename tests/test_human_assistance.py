@@ -7,7 +7,6 @@ assistant columns equal what their scripts imply."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -25,7 +24,9 @@ from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
 from planaudit.study.store import Store
 from planaudit.study.tlx import KEYS
+from tests.study_server import form_post as _post
 from tests.study_server import study_config
+from tests.study_server import to_phase2 as _phase2
 
 # ---------------------------------------------------------------- by hand
 
@@ -192,16 +193,6 @@ def proven(tmp_path_factory) -> Path:
     resolve(load_study(study_config(tmp, instances=["blocksworld/p02"], arms=[ASSISTANT])))
     return tmp / "study" / "suite"
 
-
-def _post(client, r, **data):
-    key = re.search(r'name="key" value="([0-9a-f]{32})"', r.text).group(1)
-    return client.post(str(r.url).split("#")[0], data={"key": key, **data})
-
-
-def _phase2(client, pid: str):
-    r = client.get(f"/?PROLIFIC_PID={pid}&STUDY_ID=s&SESSION_ID=x")
-    r = _post(client, _post(client, _post(client, r, agree="yes")))
-    return _post(client, r, text="move the blocks")
 
 
 def _finish(client, r):

@@ -291,8 +291,6 @@ def test_smollm2_answers_a_study_assistant_through_the_real_server(server, tmp_p
     SmolLM2 through litellm and the server, its reply is stored with the server's counts,
     and whatever plan it writes is judged on the hidden model (apart from the study's code
     here: the formal core directly)."""
-    import re
-
     from fastapi.testclient import TestClient
 
     from planaudit.contract import parse_action
@@ -302,7 +300,7 @@ def test_smollm2_answers_a_study_assistant_through_the_real_server(server, tmp_p
     from planaudit.study.materials import resolve
     from planaudit.study.settings import load_study
     from planaudit.study.store import Store
-    from tests.study_server import study_config
+    from tests.study_server import form_post, study_config, to_phase2
 
     cfg = study_config(tmp_path, instances=["blocksworld/p02"], arms=[
         {"name": "assistant", "assistant": {"model": MODEL, "turns": 2, "reply_tokens": 200}}])
@@ -317,13 +315,8 @@ def test_smollm2_answers_a_study_assistant_through_the_real_server(server, tmp_p
     store.migrate()
     client = TestClient(create_app(study, resolve(study), store))
 
-    def post(r, **data):
-        key = re.search(r'name="key" value="([0-9a-f]{32})"', r.text).group(1)
-        return client.post(str(r.url).split("#")[0], data={"key": key, **data})
-
-    r = client.get("/?PROLIFIC_PID=live1&STUDY_ID=s&SESSION_ID=x")
-    r = post(post(post(post(r, agree="yes"))), text="move c, then stack")
-    r = post(r, op="ask", message="Write a plan for this task.")
+    r = to_phase2(client, "live1", text="move c, then stack")
+    r = form_post(client, r, op="ask", message="Write a plan for this task.")
     assert r.status_code == 200 and r.url.path.endswith("/phase2")
     chat = next(store.records("teststudy"))["answers"]["phase2"]["chat"]
     said = chat[1]

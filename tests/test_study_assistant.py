@@ -24,7 +24,9 @@ from planaudit.study.assistant import estimate
 from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
 from planaudit.study.store import Store
+from tests.study_server import form_post as _post
 from tests.study_server import study_config
+from tests.study_server import to_phase2 as _phase2
 
 ASSISTANT = {"name": "assistant", "assistant": {"model": "responsive", "turns": 3,
                                                "tokens": 20000, "reply_tokens": 600}}
@@ -46,16 +48,6 @@ def _open(tmp: Path, proven: Path, **over):
     store.migrate()
     return study, store, TestClient(create_app(study, resolve(study), store))
 
-
-def _post(client, r, **data):
-    key = re.search(r'name="key" value="([0-9a-f]{32})"', r.text).group(1)
-    return client.post(str(r.url).split("#")[0], data={"key": key, **data})
-
-
-def _phase2(client, pid: str):
-    r = client.get(f"/?PROLIFIC_PID={pid}&STUDY_ID=s&SESSION_ID=x")
-    r = _post(client, _post(client, _post(client, r, agree="yes")))
-    return _post(client, r, text="move the blocks")
 
 
 def _judge(folder: Path, plan: list[str]) -> tuple[bool, int | None]:

@@ -21,8 +21,10 @@ from planaudit.study.materials import resolve
 from planaudit.study.settings import load_study
 from planaudit.study.store import Store
 from tests.fake_openai import FakeOpenAI, streamed
+from tests.study_server import form_post as _post
 from tests.study_server import study_config
-from tests.test_study_assistant import ASSISTANT, _phase2, _post, proven  # noqa: F401
+from tests.study_server import to_phase2 as _phase2
+from tests.test_study_assistant import ASSISTANT, proven  # noqa: F401
 
 KEY = re.compile(r'name="key" value="([0-9a-f]{32})"')
 

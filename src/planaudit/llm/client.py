@@ -277,6 +277,28 @@ def _fails_every_call(exc: Exception) -> bool:
     return isinstance(exc, litellm.AuthenticationError | litellm.NotFoundError)
 
 
+def _read(resp, empty: str, zero_is_none: bool = False) -> Sent:
+    """A litellm reply (whole, or built from a stream) as a `Sent`; EmptyReply (`empty`)
+    when it holds no choice."""
+    if resp is None or not getattr(resp, "choices", None) or getattr(
+            resp.choices[0], "message", None) is None:
+        raise EmptyReply(empty)
+    choice = resp.choices[0]
+    usage = getattr(resp, "usage", None)
+    tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
+                  for tc in (getattr(choice.message, "tool_calls", None) or [])]
+    details = getattr(usage, "completion_tokens_details", None)
+    thought = getattr(details, "reasoning_tokens", None) if details is not None else None
+    if zero_is_none and not thought:
+        thought = None
+    return (choice.message.content, tool_calls,
+            int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0),
+            getattr(choice, "finish_reason", None),
+            {"reasoning_tokens": None if thought is None else int(thought),
+             "reasoning": getattr(choice.message, "reasoning_content", None) or None})
+
+
 class Client:
     """Calls one configured model; `sleep` is injectable so tests need not wait."""
 
@@ -444,20 +466,7 @@ class Client:
 
         litellm.suppress_debug_info = True  # failures are recorded in the Call, not printed
         resp = await litellm.acompletion(**self.completion_kwargs(request))
-        if not getattr(resp, "choices", None) or getattr(resp.choices[0], "message", None) is None:
-            raise EmptyReply("the provider's reply holds no choice")
-        choice = resp.choices[0]
-        usage = getattr(resp, "usage", None)
-        tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
-                      for tc in (getattr(choice.message, "tool_calls", None) or [])]
-        details = getattr(usage, "completion_tokens_details", None)
-        thought = getattr(details, "reasoning_tokens", None) if details is not None else None
-        return (choice.message.content, tool_calls,
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
-                getattr(choice, "finish_reason", None),
-                {"reasoning_tokens": None if thought is None else int(thought),
-                 "reasoning": getattr(choice.message, "reasoning_content", None) or None})
+        return _read(resp, "the provider's reply holds no choice")
 
     async def _streamed(self, request: dict, on_text: Streamed) -> Sent:
         """`_litellm`'s reply, streamed: each content delta passed to `on_text` as it
@@ -478,22 +487,9 @@ class Client:
         # that sends none is counted by litellm itself: its stream wrapper (and the builder)
         # count the prompt and the text with litellm's token_counter, as a server would not
         resp = litellm.stream_chunk_builder(chunks, messages=request["messages"]) if chunks else None
-        if resp is None or not resp.choices or getattr(resp.choices[0], "message", None) is None:
-            raise EmptyReply("the provider's streamed reply holds no choice")
-        choice = resp.choices[0]
-        usage = getattr(resp, "usage", None)
-        tool_calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
-                      for tc in (getattr(choice.message, "tool_calls", None) or [])]
-        details = getattr(usage, "completion_tokens_details", None)
         # litellm's chunk builder fills 0 where the server said nothing of reasoning: a 0 is
         # kept as "not reported" (None), as the unstreamed reply of such a server is read
-        thought = getattr(details, "reasoning_tokens", None) if details is not None else None
-        return (choice.message.content, tool_calls,
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
-                getattr(choice, "finish_reason", None),
-                {"reasoning_tokens": int(thought) if thought else None,
-                 "reasoning": getattr(choice.message, "reasoning_content", None) or None})
+        return _read(resp, "the provider's streamed reply holds no choice", zero_is_none=True)
 
     async def _reference(self, request: dict) -> Sent:
         variant = request["model"].split("/", 1)[1]
