@@ -91,6 +91,8 @@ EXAMPLES = {
              "# or: planaudit study status --config config/study.yaml",
     "study serve": "planaudit study serve --config config/study.yaml --port 8000",
     "study status": "planaudit study status --config config/study.yaml",
+    "study estimate": "planaudit study estimate --config config/study-demo-assistant.yaml "
+                      "--participants 100",
     "study export": "planaudit study export --config config/study.yaml --out results/study/pilot/export",
     "study analyze": "planaudit study analyze --records results/study/pilot/export "
                "--out results/study/pilot/analysis --alternative greater",
