@@ -68,7 +68,8 @@ COHORT = f"""
       - id: plain
         arm: alone
         text: "plain: on my own"
-        plan: {json.dumps(RIGHT_P02)}
+        plan: ["(unstack c a)"]
+        declare: unsolvable
         {TLX}
 """
 
@@ -204,6 +205,10 @@ def test_a_simulated_participant_accepts_the_wrong_proposal_and_submits_it(tmp_p
     assert builder["plan"] == RIGHT_P02 and judge(folder, builder["plan"]).valid
     assert not [e for e in records["builder"]["events"] if e["kind"] == "adopt"]
     assert "chat" not in records["plain"]["answers"]["phase2"]
+    # a script may declare "this task cannot be done" (after a step it added): stored as
+    # the declaration with the plan it stood beside
+    assert records["plain"]["answers"]["phase2"] == {
+        "plan": ["(unstack c a)"], "submitted": True, "unsolvable": True}
 
     # the chat page without script: the same conversation, its buttons, the plan taken
     assert run.noscript == {"replies": 2, "adopt": 1, "ask": 1, "plan": first}
@@ -232,6 +237,10 @@ def test_a_simulated_participant_accepts_the_wrong_proposal_and_submits_it(tmp_p
     assert b["accepted_wrong_proposal"] is False and b["final_equals_proposal"] is False
     assert b["edit_distance_last_proposal"] == distance(RIGHT_P02, first)
     assert (b["assistant_adoptions"], b["assistant_turns"], b["success"]) == (0, 1, True)
+    # p02 is solvable: the declaration is judged as a model's UNSOLVABLE there would be
+    plain = mine["plain"]
+    assert (plain["outcome"], plain["detected"], plain["assistant_turns"]) == (
+        "false-abstention", False, None)
 
 
 @pytest.mark.parametrize("turns, said", [
@@ -317,3 +326,19 @@ def test_the_counts_script_conversations_whose_verdicts_are_known(tmp_path):
     alone = load_study(study_config(tmp_path / "x", instances=[P02], arms=ARMS[1:]))
     with pytest.raises(ConfigError, match="has no assistant"):
         write_cohort(alone, resolve(alone), load_counts(bad), tmp_path / "no.yaml")
+
+
+def test_a_declaration_is_unsolvable_or_named_as_a_mistake(tmp_path):
+    script = f"""
+        format: 1
+        participants:
+          - id: d1
+            text: mine
+            declare: %s
+            {TLX}
+    """
+    (ok,) = load_cohort(write(tmp_path, script % "unsolvable")).participants
+    assert ok.declares and ok.plan_for(P02) == []
+    with pytest.raises(ConfigError) as e:
+        load_cohort(write(tmp_path, script % "impossible"))
+    assert "cohort.yaml:" in str(e.value) and "participants[0].declare: unsolvable" in str(e.value)

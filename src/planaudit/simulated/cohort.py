@@ -42,6 +42,8 @@ participants:                  # required: the scripts, in the order they are ha
       - {reject: last}         #   plan; N: the assistant's N-th reply, from 1); reject: its
                                #   plan is not used. After an accept the plan starts from the
                                #   accepted plan (`plan` then optional: its edits apply on top)
+    declare: unsolvable        # optional: after its edits (if any), tick "I am sure" and
+                               #   submit "this task cannot be done" instead of the plan
     faults:                    # optional, any of:
       - {reload: phase2}       # reload the page on reaching it, then go on (phase 2 also
       - {reload: phase2, after: 3}   #   after its 3rd edit: the plan so far must survive)
@@ -110,7 +112,7 @@ _PARAM = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ACTION = re.compile(r"^\(\S.*\)$")
 _TOP = ("format", "label", "url_parameters", "instances", "participants")
 _SCRIPT = ("id", "arm", "accepts", "text", "plan", "suggestion_correct", "tlx", "tlx_pairs",
-           "attention", "assistant", "faults")
+           "attention", "assistant", "declare", "faults")
 _TLX_RULE = ("6 values 0..100 in steps of 5 (mental, physical, temporal, performance, "
              "effort, frustration)")
 
@@ -198,6 +200,7 @@ class Script:
     line: int = 0
     attention: Mapping[str, str] = field(default_factory=dict)  # check id -> option chosen
     conversation: tuple[Turn, ...] = ()  # with the assistant, before the plan's edits
+    declares: bool = False  # "this task cannot be done" submitted instead of the plan
 
     @property
     def accepts_plan(self) -> bool:
@@ -212,8 +215,8 @@ class Script:
         return _pick(self.text, key, "text")
 
     def edits_for(self, key: str | None) -> tuple[Edit, ...]:
-        if not self.plan and self.accepts_plan:
-            return ()  # the accepted plan, submitted as it is
+        if not self.plan and (self.accepts_plan or self.declares):
+            return ()  # the accepted plan as it is, or nothing before the declaration
         return _pick(self.plan, key, "plan")
 
     def plan_for(self, key: str | None, accepted: Sequence[str] = ()) -> list[str]:
@@ -402,13 +405,16 @@ def _script(r: Reader, s, where: list, instances: list[str]) -> Script:
         r.fail([*where, "assistant"], f"the script abandons on {stop}, before the conversation "
                                       "beside phase 2")
     accepts = any(t.op == "accept" for t in conversation)
+    declares = "declare" in s
+    if declares and s["declare"] != "unsolvable":
+        r.fail([*where, "declare"], "unsolvable (the only declaration phase 2 takes)")
     plan: dict[str, tuple[Edit, ...]] = {}
     if "plan" in s:
         plan = _per_instance(r, s["plan"], [*where, "plan"], instances,
                              lambda v, w: _edits(r, v, w, from_accepted=accepts))
-    elif reaches("phase2") and not accepts:
+    elif reaches("phase2") and not accepts and not declares:
         r.fail(where, "a script that reaches phase 2 needs a plan (or a conversation that "
-                      "accepts the assistant's)")
+                      "accepts the assistant's, or declare: unsolvable)")
     correct = s.get("suggestion_correct")
     if correct is not None and not isinstance(correct, bool):
         r.fail([*where, "suggestion_correct"], "true or false")
@@ -443,7 +449,7 @@ def _script(r: Reader, s, where: list, instances: list[str]) -> Script:
                 r.fail([*where, "faults", i, "after"], f"reload after edit {f.after}, but the "
                        f"plan{on} has {len(edits)} edit(s)")
     return Script(sid, arms, text, plan, correct, tlx, pairs, faults, r.line(where),
-                  dict(attention), conversation)
+                  dict(attention), conversation, declares)
 
 
 def _conversation(r: Reader, value, where: list) -> tuple[Turn, ...]:
@@ -604,6 +610,8 @@ def dump_script(s: Script) -> dict:
         out["attention"] = dict(s.attention)
     if s.conversation:
         out["assistant"] = [t.to_yaml() for t in s.conversation]
+    if s.declares:
+        out["declare"] = "unsolvable"
     if s.faults:
         out["faults"] = [{f.kind: f.page, **({"after": f.after} if f.after is not None else {})}
                          for f in s.faults]

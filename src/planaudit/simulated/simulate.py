@@ -414,6 +414,10 @@ class Run:
                 await self.expect(page, name)
                 await self.plan_shown(page, apply_edits(edits[:i], accepted),
                                       f"after the reload at edit {i}")
+        if script.declares:  # "this task cannot be done", its box ticked
+            await page.locator("#cannot input[name=sure]").check()
+            await self.send(page, page.locator("#cannot button[type=submit]"), twice, name)
+            return
         await self.send(page, page.locator("#submit"), twice, name)
         if page_name(page.url) == name and await page.locator("#verdict").count():
             # the arm tells the verdict on submission: the script's plan is submitted as it is
