@@ -297,3 +297,21 @@ def test_every_page_in_planbench_words_in_a_real_browser(tmp_path):
     row = pl.read_parquet(out / "rows.parquet").row(0, named=True)
     assert (row["outcome"], row["suggestion_valid"]) == ("success", True)
     assert (row["text_outcome"], row["text_length"]) == ("success", 4), row["text_detail"]
+
+
+def test_an_assistants_plan_in_planbench_words_is_read_and_judged(prepared):
+    """A live assistant on a PlanBench instance answers in the words it was told the task
+    in; its plan is read in those words (and in PDDL too) and judged on the hidden model."""
+    from planaudit.study.assistant import read_reply
+
+    folder = prepared[2]
+    m = Material("planbench:blocksworld/2", folder)
+    plan = json.loads((folder / "truth.json").read_text())["plan"]
+    said = "Here is a plan:\n" + "\n".join(m.words(s) for s in plan)
+    assert said.count("(") == 0  # words, not PDDL
+    right = read_reply(m, said, PB)
+    assert right["proposal"] == plan and right["verdict"]["valid"] is True
+    short = read_reply(m, "Try this:\n" + "\n".join(m.words(s) for s in plan[1:]), PB)
+    assert short["proposal"] == plan[1:] and short["verdict"]["valid"] is False
+    assert read_reply(m, "```\n" + "\n".join(plan) + "\n```", PB)["proposal"] == plan
+    assert read_reply(m, "I am not sure what to do.", PB)["proposal"] is None

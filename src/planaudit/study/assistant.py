@@ -98,19 +98,25 @@ def max_tokens(arm: Arm, sent: list[dict], used: Budget) -> int:
     return min(a.reply_tokens, left)
 
 
-def read_reply(m: Material, text: str | None) -> dict:
+def read_reply(m: Material, text: str | None, planbench_root=None) -> dict:
     """A reply's proposal and its verdict: a plan (every step judged on the hidden model),
-    a claim that the task cannot be done (right when it is proven unsolvable), or none."""
+    a claim that the task cannot be done (right when it is proven unsolvable), or none.
+    Read as a model's plan is (`contract.extract`); on a PlanBench instance, told in
+    PlanBench's words, a reply that reads as no plan so is read in those words too."""
     got = extract(text, frozenset(m.task.domain.actions))
     if got.kind == "unsolvable":
         return {"proposal": None, "unsolvable": True, "verdict": {"valid": not m.solvable}}
-    if got.kind != "plan" or not got.steps:
+    plan = [format_step(s) for s in got.steps] if got.kind == "plan" else []
+    if not plan and m.in_planbench_words and text:
+        from planaudit.study.planbench_source import planbench_reply_steps
+
+        plan = planbench_reply_steps(planbench_root, m.key, text) or []
+    if not plan:
         return {"proposal": None, "unsolvable": False, "verdict": None}
-    plan = [format_step(s) for s in got.steps]
     return {"proposal": plan, "unsolvable": False, "verdict": m.check(plan).to_json()}
 
 
-def record(call: Call, m: Material) -> dict:
+def record(call: Call, m: Material, planbench_root=None) -> dict:
     """The reply's record: what it said, its proposal judged, and the call as `llm/` made it."""
     kept = {"role": "assistant", "text": call.content, "error": call.error,
             "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
@@ -119,7 +125,7 @@ def record(call: Call, m: Material) -> dict:
             "attempts": call.attempts, "finish_reason": call.finish_reason}
     if call.error is not None:
         return {**kept, "proposal": None, "unsolvable": False, "verdict": None}
-    return {**kept, **read_reply(m, call.content)}
+    return {**kept, **read_reply(m, call.content, planbench_root)}
 
 
 class Assistants:
@@ -158,7 +164,7 @@ class Assistants:
         call = await self.clients[arm.name].complete(
             sent, max_tokens=limit, metadata=self.metadata(arm, m, participant, turn),
             on_text=on_text)
-        return record(call, m)
+        return record(call, m, self.study.planbench_root)
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,17 @@ def planbench_suggestion(results_file: Path | str, instance: int | str,
     if not steps:
         raise ValueError(f"{path}: instance {iid}: the response reads as no plan (dialect {dialect})")
     return [format_step(s) for s in steps]
+
+
+def planbench_reply_steps(root: Path | str | None, key: str, text: str) -> list[str] | None:
+    """A live model's plan on PlanBench instance `key` ("planbench:CONFIG/N"), written in
+    PlanBench's words as the instance is told ("unstack the red block from on top of the
+    blue block"): read by planaudit's own PlanBench reading (`strict`, the replay's), as
+    PDDL steps in the instance's object names; None when it reads as no plan."""
+    domain = key.removeprefix("planbench:").partition("/")[0]
+    cfg = _config(Path(root) if root is not None else DEFAULT_ROOT, domain)
+    try:
+        steps = READERS["strict"](cfg, text)
+    except (Unreadable, MaterialError):
+        return None
+    return [format_step(s) for s in steps] or None
