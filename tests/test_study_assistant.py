@@ -236,3 +236,36 @@ def test_serve_stops_before_anyone_enters_when_the_assistant_fails_its_preflight
     # 6 replies of at most 800 tokens, the rest of 30,000 as input, at $2.50 and $10 per M
     per = (25200 * 2.5 + 4800 * 10.0) / 1e6
     assert f"${per:,.2f} a participant" in out and f"10 participants: ${10 * per:,.2f}" in out
+
+
+def test_a_reply_that_arrives_after_the_plan_was_submitted_is_kept_not_counted(tmp_path, proven):
+    import threading
+    import time
+
+    from planaudit.human.assistance import measures
+    from tests.fake_openai import FakeOpenAI, reply
+
+    slow = {"delay": 1.5, **reply("Try:\n```\n(unstack c a)\n```", 900, 40)}
+    with FakeOpenAI([slow]) as srv:
+        _, store, client = _served(tmp_path, proven, srv, {"model": "served"})
+        r = _phase2(client, "hasty")
+        r = _post(client, r, op="add", name="unstack", arg1="c", arg2="a")
+        asked: dict = {}
+        waiting = threading.Thread(target=lambda: asked.update(
+            r=_post(client, r, op="ask", message="Is this right?")))
+        waiting.start()
+        time.sleep(0.5)  # the question is stored and the model is still writing
+        key = re.search(r'name="key" value="([0-9a-f]{32})"', r.text).group(1)
+        done = client.post(str(r.url).split("#")[0],
+                           data={"key": key[:28] + "0003", "op": "submit"})
+        waiting.join()
+    assert done.url.path.endswith("/tlx") and asked["r"].url.path.endswith("/tlx")
+    answer = next(store.records("teststudy"))["answers"]["phase2"]
+    assert answer["submitted"] and answer["plan"] == ["(unstack c a)"]
+    late = answer["chat"][1]
+    # kept with what it cost, marked as never shown, and not a proposal they could take
+    assert late["after_submit"] is True and late["proposal"] == ["(unstack c a)"]
+    assert late["cost_usd"] == pytest.approx((900 * 2.5 + 40 * 10.0) / 1e6)
+    got = measures(answer["chat"], [], answer["plan"], False)
+    assert (got["assistant_proposals"], got["final_equals_proposal"]) == (0, False)
+    assert got["assistant_cost_usd"] == pytest.approx(late["cost_usd"])

@@ -46,8 +46,11 @@ def unanswered(chat: Sequence[dict]) -> int:
 
 def proposals(chat: Sequence[dict]) -> list[dict]:
     """The replies that answered the task, a plan or "cannot be done": those with a verdict.
-    A reply that proposed nothing the reader could take (prose, advice) is not one."""
-    return [m for m in replies(chat) if m.get("error") is None and m.get("verdict") is not None]
+    A reply that proposed nothing the reader could take (prose, advice) is not one, nor one
+    that arrived after the participant had submitted (`after_submit`: never shown to
+    them, though its tokens and cost are theirs)."""
+    return [m for m in replies(chat) if m.get("error") is None and m.get("verdict") is not None
+            and not m.get("after_submit")]
 
 
 def wrong(proposal: dict) -> bool:

@@ -409,14 +409,17 @@ def create_app(study: Study, materials: Materials, store: Store,
             reply = {"role": "assistant", "text": None, "error": f"budget: {e}",
                      "proposal": None, "unsolvable": False, "verdict": None}
 
-        def answered(got: dict | None) -> Edit:
+        def answered(got: dict | None, after_submit: bool = False) -> Edit:
+            said = {**reply, "after_submit": True} if after_submit else reply
             kept = dict(got or {})
-            kept["chat"] = [*kept.get("chat", []), reply]
-            event = {k: v for k, v in reply.items() if k != "role"}
+            kept["chat"] = [*kept.get("chat", []), said]
+            event = {k: v for k, v in said.items() if k != "role"}
             return Edit("reply", event, kept)
 
+        # a reply that arrives after the participant submitted (another tab, or Submit
+        # pressed while it streamed) is kept with its cost, marked: they never saw it
         await run_in_threadpool(store.post, p.id, "phase2", order, key[:28] + "repl", "reply",
-                                edit=answered)
+                                edit=answered, late=lambda got: answered(got, True))
         return reply
 
     @app.post("/s/{tok}/phase2/ask")

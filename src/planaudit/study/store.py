@@ -547,13 +547,17 @@ class Store:
     def post(self, pid: str, page: str, order: list[str], idem: str, kind: str,
              data: dict | None = None, answer: dict | None = None, advance: bool = False,
              consent_hash: str | None = None,
-             edit: Callable[[dict | None], Edit] | None = None) -> tuple[str, bool]:
+             edit: Callable[[dict | None], Edit] | None = None,
+             late: Callable[[dict | None], Edit] | None = None) -> tuple[str, bool]:
         """Store one post of `page` (its event, its answer, the next step) in one
         transaction. Returns (the participant's step now, stored?): a post whose key was
         seen, or for a page already done, stores nothing; one for a page not reached
         raises NotReached. `edit` turns the page's stored answer into the post's (a plan
         changed step by step): it runs inside the transaction, after the participant's
-        lock, so two edits sent at once both count; whatever it raises stores nothing."""
+        lock, so two edits sent at once both count; whatever it raises stores nothing.
+        `late` is the edit for a page already done (a reply that arrives after the
+        participant went on: its record is kept, the step is not moved); without it such a
+        post stores nothing."""
         try:
             with self.write() as conn:
                 q = select(participants).where(participants.c.id == pid)
@@ -567,7 +571,9 @@ class Store:
                 if page != p.step:
                     if order.index(page) > order.index(p.step):
                         raise NotReached(page)
-                    return p.step, False
+                    if late is None:
+                        return p.step, False
+                    edit, advance = late, False
                 if edit is not None:
                     row = conn.execute(select(answers.c.data).where(
                         answers.c.participant_id == pid, answers.c.page == page)).first()
