@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,8 @@ def test_a_conversation_is_answered_judged_and_a_wrong_proposal_taken(tmp_path, 
     assert chat[1]["input_tokens"] > 0 and chat[1]["output_tokens"] > 0
     assert chat[1]["cost_usd"] == 0.0 and chat[1]["price_source"] == "reference"
     # the user's message carried the plan it was sent beside (sees_plan)
+    sent = chat[0].pop("at")  # when it was sent (a stale wait is told by it)
+    assert datetime.fromisoformat(sent).tzinfo is not None
     assert chat[0] == {"role": "user", "text": "Which plan would you use?", "plan": []}
     assert "Use this plan as mine" in r.text
     # the plan is shown once, in the task's words below the reply, not also as its raw block
@@ -269,3 +272,35 @@ def test_a_reply_that_arrives_after_the_plan_was_submitted_is_kept_not_counted(t
     got = measures(answer["chat"], [], answer["plan"], False)
     assert (got["assistant_proposals"], got["final_equals_proposal"]) == (0, False)
     assert got["assistant_cost_usd"] == pytest.approx(late["cost_usd"])
+
+
+def test_a_message_whose_reply_never_came_lets_the_participant_ask_again(tmp_path, proven):
+    """The server stopped between a message and its reply: past the longest a reply can
+    take, the message is recorded as unanswered and a new one is taken; before, refused."""
+    from datetime import timedelta
+
+    from planaudit.study.assistant import NO_REPLY, Assistants
+    from planaudit.study.store import Edit
+
+    study, store, client = _open(tmp_path, proven)
+    r = _phase2(client, "stranded")
+    pid = r.url.path.split("/")[2].split(".")[0]  # the session token: id.signature
+    wait = Assistants(study).waits_at_most(study.arms[0])
+    order = ["consent", "instructions", "example", "phase1", "phase2", "tlx", "done"]
+
+    def stranded(seconds_ago: float, idem: str) -> None:  # a message stored, no reply
+        at = (datetime.now().astimezone() - timedelta(seconds=seconds_ago)).isoformat()
+        store.post(pid, "phase2", order, idem, "ask", edit=lambda got: Edit(
+            "ask", {}, {**(got or {}), "chat": [{"role": "user", "text": "lost?", "plan": [],
+                                                  "at": at}]}))
+
+    stranded(wait / 2, "a" * 32)
+    refused = _post(client, r, op="ask", message="Hello again?")
+    assert refused.status_code == 422 and "still answering" in refused.text
+    stranded(wait + 60, "b" * 32)
+    r = _post(client, r, op="ask", message="Hello again?")
+    chat = next(store.records("teststudy"))["answers"]["phase2"]["chat"]
+    assert [m["role"] for m in chat] == ["user", "assistant", "user", "assistant"]
+    assert chat[1]["error"] == NO_REPLY and chat[1]["cost_usd"] == 0.0
+    assert chat[3]["error"] is None and chat[3]["proposal"]
+    assert "The assistant is unavailable just now" in r.text  # what the lost one shows

@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -35,7 +36,7 @@ from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from planaudit.study import coding
-from planaudit.study.assistant import Assistants, BudgetSpent, prose
+from planaudit.study.assistant import Assistants, BudgetSpent, prose, unanswered
 from planaudit.study.materials import Material, Materials
 from planaudit.study.settings import ADMIN_ENV, Study, instance_tag
 from planaudit.study.store import (
@@ -45,6 +46,7 @@ from planaudit.study.store import (
     Participant,
     Store,
     keyed_hash,
+    now,
 )
 from planaudit.study.tlx import PAIRS, SCALES, read_tlx
 
@@ -482,9 +484,15 @@ def create_app(study: Study, materials: Materials, store: Store,
                            f"most {a.message_chars}. Please shorten it.")
         kept = dict(got or {})
         chat = list(kept.get("chat", []))
+        t = now()
         if chat and chat[-1]["role"] == "user":
-            raise BadInput("The assistant is still answering your last message; reload the "
-                           "page in a moment.")
+            sent = chat[-1].get("at")
+            assert assistants is not None
+            if sent is None or (t - datetime.fromisoformat(sent)).total_seconds() <= \
+                    assistants.waits_at_most(arm):
+                raise BadInput("The assistant is still answering your last message; reload "
+                               "the page in a moment.")
+            chat.append(unanswered(sent))  # it never will: the server stopped meanwhile
         used = budget(arm, chat)
         if used.turns_used >= a.turns:
             raise BadInput(f"You have used all {a.turns} messages to the assistant; you can "
@@ -493,7 +501,7 @@ def create_app(study: Study, materials: Materials, store: Store,
             raise BadInput("The assistant's budget for you is used up; you can go on with "
                            "your plan.")
         plan = list(kept.get("plan", []))
-        chat.append({"role": "user", "text": text, "plan": plan})
+        chat.append({"role": "user", "text": text, "plan": plan, "at": t.isoformat()})
         kept["chat"] = chat
         return Edit("ask", {"text": text, "turn": used.turns_used + 1, "plan": plan}, kept)
 

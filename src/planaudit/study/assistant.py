@@ -30,6 +30,19 @@ UNAVAILABLE = ("The assistant is unavailable just now, so this message got no an
                "Please go on without it; you can try again later.")
 
 
+# the reply recorded for a message whose answer never came (the server stopped between the
+# message and its reply): so the participant may ask again, and the record says why
+NO_REPLY = "no reply: the server stopped before the reply came"
+
+
+def unanswered(at: str) -> dict:
+    """The record standing for a reply that never came to a message sent at `at`."""
+    return {"role": "assistant", "text": None, "error": NO_REPLY, "input_tokens": 0,
+            "output_tokens": 0, "cost_usd": 0.0, "price_source": None, "cache_hit": False,
+            "latency_s": 0.0, "attempts": 0, "finish_reason": None, "proposal": None,
+            "unsolvable": False, "verdict": None, "asked_at": at}
+
+
 class BudgetSpent(Exception):
     """The participant's messages or tokens are used up: nothing is sent."""
 
@@ -145,6 +158,12 @@ class Assistants:
             entry = experiment.model(arm.assistant.model)
             self.clients[arm.name] = Client(entry.client(), cache)
             self.reference[arm.name] = dict(entry.reference or {})
+
+    def waits_at_most(self, arm: Arm) -> float:
+        """The longest a reply can take (every attempt timed out, every backoff at its
+        cap): a message older than that with no reply will get none (the server stopped)."""
+        cfg = self.clients[arm.name].cfg
+        return float(cfg.timeout) * (cfg.max_retries + 1) + cfg.backoff_cap * cfg.max_retries
 
     def metadata(self, arm: Arm, m: Material, participant: str, turn: int) -> dict:
         """What keys the call in the cache: the participant (no two people share a reply)
