@@ -412,12 +412,9 @@ def _calls(chat: list[dict]) -> dict:
     are its model's: every call made (a failed one too), its tokens, its cost (None when a
     call was unpriced) and where the price came from."""
     made = assistance.replies(chat)
-    costs = [m.get("cost_usd") for m in made if m.get("error") is None]
+    tin, tout, usd = assistance.spent(chat)
     sources = sorted({m["price_source"] for m in made if m.get("price_source")})
-    return {"n_calls": len(made),
-            "input_tokens": sum(int(m.get("input_tokens") or 0) for m in made),
-            "output_tokens": sum(int(m.get("output_tokens") or 0) for m in made),
-            "cost_usd": None if any(c is None for c in costs) else float(sum(costs)),
+    return {"n_calls": len(made), "input_tokens": tin, "output_tokens": tout, "cost_usd": usd,
             "price_source": ",".join(sources) if sources else "no model call",
             "cache_hits": sum(bool(m.get("cache_hit")) for m in made)}
 
