@@ -152,6 +152,13 @@ def test_the_estimate_is_the_most_the_budget_can_be_billed(tmp_path):
     assert (row.output_tokens, row.input_tokens) == (1800, 18200)
     assert row.usd == pytest.approx((18200 * 2.5 + 1800 * 10.0) / 1e6)
     assert row.participants == 40 and row.total_usd == pytest.approx(40 * row.usd)
+    for m in exp["models"]:  # input dearer than output: the bound is all input
+        if m["name"] == "responsive":
+            m.update(input_price=10.0, output_price=2.5)
+    Path(load_study(cfg).raw["experiment"]).write_text(yaml.safe_dump(exp))
+    (row,) = estimate(load_study(cfg))
+    assert (row.input_tokens, row.output_tokens) == (20000, 0)
+    assert row.usd == pytest.approx(20000 * 10.0 / 1e6)
 
 
 def _served(tmp: Path, proven: Path, srv, assistant: dict):

@@ -220,7 +220,8 @@ def estimate(study: Study, participants: int | None = None) -> list[Estimate]:
         entry = experiment.model(a.model)
         client = Client(entry.client(), Cache(str(study.results / "cache")))
         most_out = min(a.turns * a.reply_tokens, a.tokens)
-        split = [(a.tokens - most_out, most_out), (a.tokens - min(most_out, a.tokens), 0)]
+        # the most is at a corner: replies as long as allowed (output dearer), or none
+        split = [(a.tokens - most_out, most_out), (a.tokens, 0)]
         priced = [client.priced(tin, tout)[0] for tin, tout in split]
         usd = None if any(p is None for p in priced) else max(priced)
         tin, tout = split[priced.index(usd)] if usd is not None else split[0]
